@@ -1,0 +1,138 @@
+"""Glue shared by the DP estimators: validation, bounds, solver dispatch, back-transform."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from dp_accounting import dp_event
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import _num_samples, validate_data
+
+from .._data import Problem, normalize_X, normalize_y
+from .._exact import minimize
+from ..solvers import SOLVERS, get_solver
+
+
+def _make_rng(random_state):
+    """One numpy Generator per fit (SPEC P6): None draws fresh OS entropy."""
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}.")
+
+
+def _check_positive(name, value, *, allow_inf=False, allow_zero=False, allow_none=False):
+    if value is None and allow_none:
+        return
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and not np.isnan(value)
+    if ok:
+        ok = (value >= 0 if allow_zero else value > 0) and (allow_inf or np.isfinite(value))
+    if not ok:
+        rng = ">= 0" if allow_zero else "> 0"
+        fin = "" if allow_inf else " and finite"
+        raise ValueError(f"{name} must be a real number {rng}{fin}, got {value!r}.")
+
+
+class _DPLinearBase(BaseEstimator):
+    """Shared fit logic. Subclasses define ``_loss``, ``_constraint``, ``_l2_reg`` and ``_solvers``."""
+
+    _solvers: tuple = ()
+    _default_data_norm_doc = "sqrt(n_features)"
+
+    # ------------------------------------------------------------------ validation
+    def _validate_privacy_params(self, n_samples):
+        _check_positive("epsilon", self.epsilon, allow_inf=True)
+        delta = self.delta
+        if not (isinstance(delta, numbers.Real) and not isinstance(delta, bool) and 0 <= delta < 1):
+            raise ValueError(f"delta must be a probability in [0, 1), got {delta!r}.")
+        solver = self._resolved_solver()
+        spec = get_solver(solver)
+        if solver not in self._solvers:
+            raise ValueError(f"solver must be one of {list(self._solvers)} for {type(self).__name__}, got {solver!r}.")
+        if delta == 0 and not spec.pure_dp and self.epsilon != np.inf:
+            pure = [s for s in self._solvers if SOLVERS[s].pure_dp]
+            raise ValueError(
+                f"delta=0 (pure DP) is not supported by solver={solver!r}; use delta > 0 or one of the "
+                f"solvers that accept delta=0: {pure}."
+            )
+        if delta > 0 and delta >= 1.0 / n_samples:
+            warnings.warn(
+                f"delta={delta:g} >= 1/n_samples={1.0 / n_samples:.3g}: such a delta allows releasing a "
+                "record outright; choose delta much smaller than 1/n_samples.",
+                UserWarning,
+                stacklevel=3,
+            )
+        _check_positive("data_norm", self.data_norm, allow_none=True)
+        if getattr(self, "data_norm_ord", 2) not in (2, np.inf):
+            raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {self.data_norm_ord!r}.")
+        if self.max_iter is not None and not (
+            isinstance(self.max_iter, numbers.Integral) and not isinstance(self.max_iter, bool) and self.max_iter >= 1
+        ):
+            raise ValueError(f"max_iter must be None or an int >= 1, got {self.max_iter!r}.")
+        _check_positive("tol", self.tol)
+        if self.accounting not in ("tight", "paper"):
+            raise ValueError(f"accounting must be 'tight' or 'paper', got {self.accounting!r}.")
+        _check_positive("clip_norm", self.clip_norm, allow_none=True)
+        _make_rng_check = self.random_state
+        if not (
+            _make_rng_check is None
+            or isinstance(_make_rng_check, (numbers.Integral, np.random.Generator, np.random.RandomState))
+        ):
+            raise ValueError(f"random_state must be None, an int or a numpy Generator, got {_make_rng_check!r}.")
+        return solver
+
+    def _resolved_solver(self):
+        return self.solver
+
+    def _validate_X_y(self, X, y, **kwargs):
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        n_x, n_y = _num_samples(X), _num_samples(y)
+        if n_x != n_y:
+            raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
+        return validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, **kwargs)
+
+    def _data_norm_value(self, n_features):
+        if self.data_norm is not None:
+            return float(self.data_norm)
+        ord_ = getattr(self, "data_norm_ord", 2)
+        return float(np.sqrt(n_features)) if ord_ == 2 else 3.0
+
+    # ------------------------------------------------------------------ fitting
+    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, **solver_kwargs):
+        """Normalize X, run the solver (or the exact minimizer at epsilon=inf), set the DP attributes."""
+        B = self._data_norm_value(X.shape[1])
+        ord_ = getattr(self, "data_norm_ord", 2)
+        Xt, x_norm, x_inf = normalize_X(X, B, ord_, self.fit_intercept)
+        row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
+                     else np.linalg.norm(Xt, axis=1))
+        problem = Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg)
+        if self.epsilon == np.inf:
+            theta = minimize(problem, constraint, l2_reg=l2_reg, tol=self.tol)
+            self.dp_event_ = dp_event.NonPrivateDpEvent()
+            self.epsilon_, self.delta_ = float("inf"), float(self.delta)
+            self.n_iter_ = 1
+        else:
+            rng = _make_rng(self.random_state)
+            res = get_solver(solver).func(
+                problem, constraint, epsilon=float(self.epsilon), delta=float(self.delta), rng=rng,
+                max_iter=self.max_iter, tol=self.tol, l2_reg=l2_reg, clip_norm=self.clip_norm,
+                accounting=self.accounting, **solver_kwargs,
+            )
+            theta = res.coef
+            self.dp_event_ = res.event
+            self.epsilon_, self.delta_ = res.epsilon, res.delta
+            self.n_iter_ = res.n_iter
+        self.solver_ = solver
+        K = loss.n_outputs
+        Theta = theta.reshape(Xt.shape[1], K)
+        p = X.shape[1]
+        coef = Theta[:p] / B
+        intercept = Theta[p] if self.fit_intercept else np.zeros(K)
+        return coef, intercept
