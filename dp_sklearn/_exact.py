@@ -90,19 +90,36 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
             res = _sp_minimize(fun, np.zeros(dim), jac=True, method="L-BFGS-B",
                                options={"maxiter": max_iter, "gtol": 1e-14, "ftol": 1e-16, "maxcor": 30})
             theta = res.x
-        g = fun(theta)[1]
-        if np.linalg.norm(g) > tol:
-            hessp = lambda t, v: problem.loss.hessian_vector(problem.X, problem.y, t, v) + l2_reg * v  # noqa: E731
-            res = _sp_minimize(lambda t: fun(t)[0], theta, jac=lambda t: fun(t)[1], hessp=hessp,
-                               method="Newton-CG", options={"xtol": 1e-16, "maxiter": 200})
-            theta = res.x
-            g = fun(theta)[1]
+        theta, g = _newton_polish(problem, fun, theta, l2_reg, tol)
         if np.linalg.norm(g) > tol:
             raise ToleranceNotReachedError(
                 f"could not reach gradient norm <= tol={tol:g} (got {np.linalg.norm(g):.3g}); increase tol."
             )
         return theta
     return _accelerated_projected_gradient(fun, constraint, dim, l2_reg, tol, max_iter)
+
+
+def _newton_polish(problem, fun, theta, l2_reg, tol, max_iter=50):
+    """Newton-CG steps with backtracking until ||grad F|| <= tol (quadratic convergence)."""
+    from scipy.sparse.linalg import LinearOperator, cg
+
+    X, y, loss = problem.X, problem.y, problem.loss
+    f, g = fun(theta)
+    for _ in range(max_iter):
+        gnorm = np.linalg.norm(g)
+        if gnorm <= tol:
+            break
+        op = LinearOperator((theta.size, theta.size),
+                            matvec=lambda v: loss.hessian_vector(X, y, theta, v) + l2_reg * v)
+        step, _ = cg(op, -g, rtol=min(0.1, np.sqrt(gnorm)), maxiter=max(100, 2 * theta.size))
+        t = 1.0
+        while t > 1e-10:
+            f_new, g_new = fun(theta + t * step)
+            if f_new <= f + 1e-4 * t * (g @ step) or np.linalg.norm(g_new) < gnorm:
+                break
+            t *= 0.5
+        theta, f, g = theta + t * step, f_new, g_new
+    return theta, g
 
 
 def _accelerated_projected_gradient(fun, constraint, dim, mu, tol, max_iter):

@@ -18,6 +18,9 @@ class _GLMLoss:
     """Shared plumbing: margins, gradients and per-example gradient norms."""
 
     n_outputs = 1
+    #: data-independent prior scale of ||theta||_2 (normalized units) used by the
+    #: solvers that must pick a regularization strength before seeing the data
+    prior_coef_norm = 1.0
     #: upper bound on phi'' (the per-example Hessian is phi'' x x^T, of rank ``hessian_rank``)
     curvature = 1.0
     hessian_rank = 1
@@ -69,6 +72,7 @@ class SquaredLoss(_GLMLoss):
     """phi(z, y) = (z - y)^2 / 2; |phi'| <= |z| + B_y, phi'' = 1 (y mapped to [-1, 1], B_y = 1)."""
 
     curvature = 1.0
+    prior_coef_norm = 0.2
     name = "squared"
 
     def phi(self, z, y):

@@ -42,7 +42,6 @@ def _check_positive(name, value, *, allow_inf=False, allow_zero=False, allow_non
 class _DPLinearBase(BaseEstimator):
     """Shared fit logic. Subclasses define ``_loss``, ``_constraint``, ``_l2_reg`` and ``_solvers``."""
 
-    _solvers: tuple = ()
     _default_data_norm_doc = "sqrt(n_features)"
 
     # ------------------------------------------------------------------ validation
@@ -52,11 +51,12 @@ class _DPLinearBase(BaseEstimator):
         if not (isinstance(delta, numbers.Real) and not isinstance(delta, bool) and 0 <= delta < 1):
             raise ValueError(f"delta must be a probability in [0, 1), got {delta!r}.")
         solver = self._resolved_solver()
+        allowed = self._allowed_solvers()
+        if solver not in allowed:
+            raise ValueError(f"solver must be one of {allowed} for {self._describe()}, got {solver!r}.")
         spec = get_solver(solver)
-        if solver not in self._solvers:
-            raise ValueError(f"solver must be one of {list(self._solvers)} for {type(self).__name__}, got {solver!r}.")
         if delta == 0 and not spec.pure_dp and self.epsilon != np.inf:
-            pure = [s for s in self._solvers if SOLVERS[s].pure_dp]
+            pure = [s for s in allowed if SOLVERS[s].pure_dp]
             raise ValueError(
                 f"delta=0 (pure DP) is not supported by solver={solver!r}; use delta > 0 or one of the "
                 f"solvers that accept delta=0: {pure}."
@@ -79,16 +79,29 @@ class _DPLinearBase(BaseEstimator):
         if self.accounting not in ("tight", "paper"):
             raise ValueError(f"accounting must be 'tight' or 'paper', got {self.accounting!r}.")
         _check_positive("clip_norm", self.clip_norm, allow_none=True)
-        _make_rng_check = self.random_state
-        if not (
-            _make_rng_check is None
-            or isinstance(_make_rng_check, (numbers.Integral, np.random.Generator, np.random.RandomState))
-        ):
-            raise ValueError(f"random_state must be None, an int or a numpy Generator, got {_make_rng_check!r}.")
         return solver
 
     def _resolved_solver(self):
         return self.solver
+
+    # Subclasses say which feasible set and loss family they fit; the solvers that
+    # support both come from the registry, so a new mechanism needs no estimator change.
+    _loss_names: tuple = ("squared",)
+
+    def _constraint_name(self):
+        return "none"
+
+    def _describe(self):
+        return type(self).__name__
+
+    def _allowed_solvers(self):
+        cname = self._constraint_name()
+        out = []
+        for name, spec in SOLVERS.items():
+            fits_set = cname in spec.constraints or (cname == "none" and "l2" in spec.constraints)
+            if fits_set and all(loss in spec.losses for loss in self._loss_names):
+                out.append(name)
+        return out
 
     def _validate_X_y(self, X, y, **kwargs):
         if y is None:
@@ -105,7 +118,7 @@ class _DPLinearBase(BaseEstimator):
         return float(np.sqrt(n_features)) if ord_ == 2 else 3.0
 
     # ------------------------------------------------------------------ fitting
-    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, **solver_kwargs):
+    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, rng, budget_share=1.0, **solver_kwargs):
         """Normalize X, run the solver (or the exact minimizer at epsilon=inf), set the DP attributes."""
         B = self._data_norm_value(X.shape[1])
         ord_ = getattr(self, "data_norm_ord", 2)
@@ -113,15 +126,18 @@ class _DPLinearBase(BaseEstimator):
         row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
                      else np.linalg.norm(Xt, axis=1))
         problem = Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg)
+        ledger = getattr(self, "ledger", None)
+        if ledger is not None:
+            # Raises before the data is used if the requested budget would exceed the cap.
+            ledger.check(float(self.epsilon), float(self.delta))
         if self.epsilon == np.inf:
             theta = minimize(problem, constraint, l2_reg=l2_reg, tol=self.tol)
             self.dp_event_ = dp_event.NonPrivateDpEvent()
             self.epsilon_, self.delta_ = float("inf"), float(self.delta)
             self.n_iter_ = 1
         else:
-            rng = _make_rng(self.random_state)
             res = get_solver(solver).func(
-                problem, constraint, epsilon=float(self.epsilon), delta=float(self.delta), rng=rng,
+                problem, constraint, epsilon=budget_share * float(self.epsilon), delta=float(self.delta), rng=rng,
                 max_iter=self.max_iter, tol=self.tol, l2_reg=l2_reg, clip_norm=self.clip_norm,
                 accounting=self.accounting, **solver_kwargs,
             )
@@ -130,6 +146,8 @@ class _DPLinearBase(BaseEstimator):
             self.epsilon_, self.delta_ = res.epsilon, res.delta
             self.n_iter_ = res.n_iter
         self.solver_ = solver
+        if ledger is not None:
+            ledger.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
         K = loss.n_outputs
         Theta = theta.reshape(Xt.shape[1], K)
         p = X.shape[1]

@@ -12,8 +12,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._losses import LogisticLoss, MultinomialLoss
-from .._sets import L1Ball, Unconstrained
-from ._base import _check_positive, _DPLinearBase
+from .._sets import L1Ball, L2Ball, Unconstrained
+from ..solvers import get_solver
+from ._base import _check_positive, _DPLinearBase, _make_rng
 from ._ridge import _PRIVACY_PARAMS_DOC
 
 
@@ -33,12 +34,14 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         Inverse l2 regularization strength, as in scikit-learn (penalty="l2"). Solvers
         may add the extra l2 regularization their privacy proof calls for, as a
         data-independent function of (n_samples, n_features, epsilon, delta).
-    radius : float, default=1.0
-        l1-ball radius in normalized units (penalty="l1").
+    radius : float, default=10.0
+        Radius of the feasible ball in normalized units: the l1 ball for penalty="l1",
+        the l2 ball for solvers that need a bounded set with penalty="l2".
     {privacy}
     data_norm_ord : {{2, numpy.inf}}, default=2
     solver : {{"auto", "objective_perturbation", "output_perturbation", "noisy_gd", "frank_wolfe"}}, default="auto"
-        ``"auto"``: ``"objective_perturbation"`` for penalty="l2", ``"frank_wolfe"`` for penalty="l1".
+        ``"auto"``: ``"noisy_gd"`` for penalty="l2" (the most accurate on the acceptance
+        data, see the README), ``"frank_wolfe"`` for penalty="l1".
     fit_intercept : bool, default=True
     max_iter : int, default=None
     tol : float, default=1e-8
@@ -47,6 +50,10 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
+    ledger : dp_sklearn.PrivacyLedger, default=None
+        Budget ledger this fit reports its event to; it survives ``clone`` and joblib
+        processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
+        before the data is used.
     random_state : int, numpy.random.Generator or None, default=None
 
     Attributes
@@ -73,11 +80,17 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     Talwar, Thakurta & Zhang (2015), Algorithm 2.
     """
 
-    _solvers = ("objective_perturbation", "output_perturbation", "noisy_gd", "frank_wolfe")
+    _loss_names = ("logistic", "multinomial")
 
-    def __init__(self, penalty="l2", *, C=1.0, radius=1.0, epsilon=1.0, delta=1e-5, data_norm=None,
+    def _constraint_name(self):
+        return "l1" if self.penalty == "l1" else "none"
+
+    def _describe(self):
+        return f"DPLogisticRegression(penalty={self.penalty!r})"
+
+    def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", classes=None, random_state=None):
+                 clip_norm=None, accounting="tight", classes=None, ledger=None, random_state=None):
         self.penalty = penalty
         self.C = C
         self.radius = radius
@@ -92,11 +105,12 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.classes = classes
+        self.ledger = ledger
         self.random_state = random_state
 
     def _resolved_solver(self):
         if self.solver == "auto":
-            return "frank_wolfe" if self.penalty == "l1" else "objective_perturbation"
+            return "frank_wolfe" if self.penalty == "l1" else "noisy_gd"
         return self.solver
 
     def fit(self, X, y):
@@ -118,10 +132,6 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         X, y = self._validate_X_y(X, y)
         check_classification_targets(y)
         solver = self._validate_privacy_params(X.shape[0])
-        allowed = ("frank_wolfe", "noisy_gd") if self.penalty == "l1" else (
-            "objective_perturbation", "output_perturbation", "noisy_gd")
-        if solver not in allowed:
-            raise ValueError(f"solver={solver!r} does not support penalty={self.penalty!r}; use one of {list(allowed)}.")
         if self.classes is not None:
             classes = np.unique(np.asarray(self.classes))
             unknown = np.setdiff1d(np.unique(y), classes)
@@ -142,9 +152,11 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         B = self._data_norm_value(X.shape[1])
         if self.penalty == "l1":
             constraint, l2 = L1Ball(self.radius), 0.0
+        elif "none" not in get_solver(solver).constraints:  # an l2-ball solver
+            constraint, l2 = L2Ball(self.radius), 1.0 / (self.C * X.shape[0] * B**2)
         else:
             constraint, l2 = Unconstrained(), 1.0 / (self.C * X.shape[0] * B**2)
-        coef, intercept = self._solve(X, y_int, loss, constraint, l2, solver)
+        coef, intercept = self._solve(X, y_int, loss, constraint, l2, solver, _make_rng(self.random_state))
         self.coef_ = np.ascontiguousarray(coef.T)
         self.intercept_ = np.asarray(intercept, dtype=float)
         return self

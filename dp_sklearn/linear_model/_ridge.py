@@ -5,13 +5,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from dp_accounting import dp_event
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._data import normalize_y
 from .._losses import SquaredLoss
 from .._sets import L1Ball, Unconstrained
-from ._base import _check_positive, _DPLinearBase
+from ._base import _check_positive, _DPLinearBase, _make_rng
 
 _PRIVACY_PARAMS_DOC = """
     epsilon : float, default=1.0
@@ -30,6 +31,28 @@ _PRIVACY_PARAMS_DOC = """
     bounds_y : tuple (low, high), default=None
         Public range of the target, in the units of y; targets outside are clipped
         and mapped affinely onto [-1, 1]. ``None`` uses (-1, 1) with a warning."""
+
+
+#: share of epsilon spent on the private mean of y that centers the targets
+Y_CENTER_SHARE = 0.1
+
+
+def _private_center(y, bounds, epsilon, rng):
+    """Center the target range on a private mean of y (Laplace mechanism).
+
+    The mean of y clipped to ``bounds`` has sensitivity (high - low) / n under
+    replace-one neighbours; Laplace noise with scale sensitivity / (share * epsilon)
+    makes it (share * epsilon)-DP (Dwork et al. 2006). The returned bounds
+    ``(c - r, c + r)`` with ``r = max(high - c, c - low)`` contain the public range,
+    so no extra clipping occurs, and shrinkage pulls predictions toward the mean
+    of y (the trivial predictor) rather than the middle of ``bounds_y``.
+    """
+    low, high = bounds
+    n = y.shape[0]
+    eps_c = Y_CENTER_SHARE * float(epsilon)
+    c = float(np.clip(np.mean(np.clip(y, low, high)) + rng.laplace(scale=(high - low) / (n * eps_c)), low, high))
+    r = max(high - c, c - low)
+    return (c - r, c + r), dp_event.LaplaceDpEvent(1.0 / eps_c)
 
 
 class _DPRegressorBase(RegressorMixin, _DPLinearBase):
@@ -56,10 +79,18 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         X, y = self._validate_X_y(X, y, y_numeric=True, multi_output=False)
         solver = self._validate_privacy_params(X.shape[0])
         bounds = self._prepare_y(y)
+        rng = _make_rng(self.random_state)  # the one Generator of this fit (SPEC P6)
+        center_event = None
+        if self.fit_intercept and self.epsilon != np.inf:
+            bounds, center_event = _private_center(y, bounds, self.epsilon, rng)
         yt, mid, half = normalize_y(y, bounds)
         B = self._data_norm_value(X.shape[1])
-        coef, intercept = self._solve(X, yt, SquaredLoss(), constraint, l2_reg_fn(X.shape[0], B), solver,
+        coef, intercept = self._solve(X, yt, SquaredLoss(), constraint, l2_reg_fn(X.shape[0], B), solver, rng,
+                                      budget_share=1.0 - Y_CENTER_SHARE if center_event else 1.0,
                                       **solver_kwargs)
+        if center_event is not None:
+            self.dp_event_ = dp_event.ComposedDpEvent([center_event, self.dp_event_])
+            self.epsilon_ = float(self.epsilon)
         self.coef_ = half * coef[:, 0]
         self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
         return self
@@ -103,7 +134,7 @@ class DPRidge(_DPRegressorBase):
         Delta >= 2 lambda / epsilon; output perturbation's strong convexity), as a
         data-independent function of (n_samples, n_features, epsilon, delta).
     {privacy}
-    solver : {{"output_perturbation", "objective_perturbation", "noisy_gd"}}, default="output_perturbation"
+    solver : {{"noisy_gd", "output_perturbation", "objective_perturbation"}}, default="noisy_gd"
         Private mechanism, see the solver table in the README.
     fit_intercept : bool, default=True
     max_iter : int, default=None
@@ -115,6 +146,10 @@ class DPRidge(_DPRegressorBase):
         Per-example gradient clipping norm of ``noisy_gd`` (normalized units).
     accounting : {{"tight", "paper"}}, default="tight"
         Calibrate iterative solvers with the accountant or with the paper's formula.
+    ledger : dp_sklearn.PrivacyLedger, default=None
+        Budget ledger this fit reports its event to; it survives ``clone`` and joblib
+        processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
+        before the data is used.
     random_state : int, numpy.random.Generator or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
 
@@ -145,11 +180,10 @@ class DPRidge(_DPRegressorBase):
     Algorithm 3.1; Chaudhuri, Monteleoni & Sarwate, JMLR 2011.
     """
 
-    _solvers = ("output_perturbation", "objective_perturbation", "noisy_gd")
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y=None,
-                 solver="output_perturbation", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", random_state=None):
+                 solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
+                 clip_norm=None, accounting="tight", ledger=None, random_state=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -161,6 +195,7 @@ class DPRidge(_DPRegressorBase):
         self.tol = tol
         self.clip_norm = clip_norm
         self.accounting = accounting
+        self.ledger = ledger
         self.random_state = random_state
 
     def fit(self, X, y):
@@ -208,6 +243,10 @@ class DPLasso(_DPRegressorBase):
         Tolerance of the exact solver used at ``epsilon=inf``.
     clip_norm : float, default=None
     accounting : {{"tight", "paper"}}, default="tight"
+    ledger : dp_sklearn.PrivacyLedger, default=None
+        Budget ledger this fit reports its event to; it survives ``clone`` and joblib
+        processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
+        before the data is used.
     random_state : int, numpy.random.Generator or None, default=None
 
     Attributes
@@ -231,11 +270,12 @@ class DPLasso(_DPRegressorBase):
     Talwar, Thakurta & Zhang, "Nearly-optimal private LASSO", NeurIPS 2015.
     """
 
-    _solvers = ("frank_wolfe", "noisy_gd")
+    def _constraint_name(self):
+        return "l1"
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y=None, solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", random_state=None):
+                 clip_norm=None, accounting="tight", ledger=None, random_state=None):
         self.radius = radius
         self.epsilon = epsilon
         self.delta = delta
@@ -248,6 +288,7 @@ class DPLasso(_DPRegressorBase):
         self.tol = tol
         self.clip_norm = clip_norm
         self.accounting = accounting
+        self.ledger = ledger
         self.random_state = random_state
 
     def fit(self, X, y):

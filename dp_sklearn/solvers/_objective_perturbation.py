@@ -36,7 +36,7 @@ def _zeta(problem, constraint):
 
 @register("objective_perturbation", pure_dp=True, constraints=("none", "l2"))
 def objective_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l2_reg=0.0,
-                           coef_radius=1.0, **_):
+                           coef_radius=None, **_):
     """argmin_C mean loss + (l2_reg/2)||theta||^2 + (Delta/2n)||theta||^2 + <b, theta>/n, plus AMP noise.
 
     Parameters
@@ -53,10 +53,13 @@ def objective_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8
         gradient-norm tolerance ``tol`` with output noise of sensitivity 2 tol / Lambda.
     l2_reg : float
         User's mean-scale ridge strength; it counts toward Delta / n (Section 3.5.1).
-    coef_radius : float
-        Prior scale of ||theta|| (normalized units) used to choose Delta (Theorem 3.20).
+    coef_radius : float, default=None
+        Prior scale of ||theta|| (normalized units) used to choose Delta (Theorem 3.20)
+        and, for the squared loss, the radius of the l2 ball; ``None`` uses the loss's
+        ``prior_coef_norm``.
     """
     loss = problem.loss
+    coef_radius = loss.prior_coef_norm if coef_radius is None else float(coef_radius)
     if loss.name == "squared" and isinstance(constraint, Unconstrained):
         constraint = L2Ball(coef_radius)
     n, dim = problem.n, problem.dim

@@ -34,17 +34,18 @@ def _lipschitz(problem, lam):
 def default_strong_convexity(problem, epsilon, delta, n_outputs_dim):
     """Data-independent l2 strength Lambda balancing bias Lambda/2 against noise.
 
-    Minimizes Lambda/2 + (L/2) E||noise||^2 with E||noise||^2 = d (z 2G / (n Lambda))^2,
-    assuming a unit-norm solution, i.e. Lambda = (4 L d z^2 G^2 / n^2)^(1/3)
+    Minimizes Lambda R0^2/2 + (L/2) E||noise||^2 with E||noise||^2 = d (z 2G / (n Lambda))^2,
+    for a solution of norm R0 = ``loss.prior_coef_norm``, i.e. Lambda = (4 L d z^2 G^2 / (n^2 R0^2))^(1/3)
     (fixed point in G for the squared loss). Uses only n, d, bounds and (epsilon, delta).
     """
     n, d = problem.n, n_outputs_dim
     z = gaussian_noise_multiplier(epsilon, delta) if delta > 0 else math.sqrt(d) / epsilon
     smooth = problem.loss.curvature * problem.x_norm**2
+    R0 = problem.loss.prior_coef_norm
     lam = 1e-2
     for _ in range(30):
         G = _lipschitz(problem, lam)
-        lam = (4.0 * smooth * d * z**2 * G**2 / n**2) ** (1.0 / 3.0)
+        lam = (4.0 * smooth * d * z**2 * G**2 / (n**2 * R0**2)) ** (1.0 / 3.0)
     return lam
 
 
