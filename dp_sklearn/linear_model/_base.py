@@ -13,6 +13,7 @@ from sklearn.utils.validation import _num_samples, validate_data
 
 from .._data import Problem, normalize_X, normalize_y
 from .._exact import minimize
+from .._sets import L2Ball, Unconstrained
 from ..solvers import SOLVERS, get_solver
 
 
@@ -142,6 +143,9 @@ class _DPLinearBase(BaseEstimator):
                 accounting=self.accounting, **solver_kwargs,
             )
             theta = res.coef
+            if loss.name == "squared" and isinstance(constraint, Unconstrained):
+                # Post-processing: predictions for in-bound x stay within bounds_y.
+                theta = L2Ball(1.0 / x_norm).project(theta)
             self.dp_event_ = res.event
             self.epsilon_, self.delta_ = res.epsilon, res.delta
             self.n_iter_ = res.n_iter
