@@ -14,6 +14,7 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import composed_gaussian_noise_multiplier
+from .._sets import L2Ball, Unconstrained
 from ._base import SolverResult, register
 
 
@@ -63,6 +64,10 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
     smooth = problem.loss.curvature * problem.x_norm**2 + l2_reg
     eta = 1.0 / smooth
     X, y, loss, n = problem.X, problem.y, problem.loss, problem.n
+    if loss.name == "squared" and isinstance(constraint, Unconstrained):
+        # Keep every prediction inside the target range: |<x, theta>| <= 1 for all
+        # ||x|| <= x_norm. Inactive for sensible fits; stops noise-driven drift.
+        constraint = L2Ball(1.0 / problem.x_norm)
     theta = np.zeros(problem.dim)
     avg = np.zeros_like(theta)
     start = T // 2
