@@ -86,6 +86,8 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
     if isinstance(constraint, Unconstrained):
         if problem.loss.name == "squared" and l2_reg > 0:
             theta = _ridge_closed_form(problem, l2_reg, linear)
+        elif problem.loss.n_outputs == 1 and not sp.issparse(problem.X) and dim <= 500 and l2_reg > 0:
+            theta = _dense_newton(problem, fun, l2_reg, tol)
         else:
             res = _sp_minimize(fun, np.zeros(dim), jac=True, method="L-BFGS-B",
                                options={"maxiter": max_iter, "gtol": 1e-14, "ftol": 1e-16, "maxcor": 30})
@@ -97,6 +99,30 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
             )
         return theta
     return _accelerated_projected_gradient(fun, constraint, dim, l2_reg, tol, max_iter)
+
+
+def _dense_newton(problem, fun, l2_reg, tol, max_iter=100):
+    """Damped Newton with the exact dense Hessian X^T diag(phi'') X / n + l2_reg I (small d)."""
+    X, y, loss = problem.X, problem.y, problem.loss
+    n, d = X.shape
+    theta = np.zeros(d)
+    f, g = fun(theta)
+    for _ in range(max_iter):
+        gnorm = np.linalg.norm(g)
+        if gnorm <= tol:
+            break
+        w = loss.d2phi_times(X @ theta, y, np.ones(n)) / n
+        H = (X.T * w) @ X
+        H[np.diag_indices_from(H)] += l2_reg
+        step = -scipy.linalg.solve(H, g, assume_a="pos")
+        t = 1.0
+        while t > 1e-12:
+            f_new, g_new = fun(theta + t * step)
+            if f_new <= f + 1e-4 * t * (g @ step) or (f_new <= f and np.linalg.norm(g_new) < gnorm):
+                break
+            t *= 0.5
+        theta, f, g = theta + t * step, f_new, g_new
+    return theta
 
 
 def _newton_polish(problem, fun, theta, l2_reg, tol, max_iter=50):
