@@ -72,7 +72,7 @@ class SquaredLoss(_GLMLoss):
     """phi(z, y) = (z - y)^2 / 2; |phi'| <= |z| + B_y, phi'' = 1 (y mapped to [-1, 1], B_y = 1)."""
 
     curvature = 1.0
-    prior_coef_norm = 0.2
+    prior_coef_norm = 0.15
     name = "squared"
 
     def phi(self, z, y):
