@@ -2,8 +2,20 @@
 
 from ._accounting import EpsilonDeltaDpEvent
 from ._data import ClippingWarning
+from .ledger import BudgetExceededError, PrivacyLedger
 from .linear_model import DPLasso, DPLogisticRegression, DPRidge
+from .model_selection import DPGridSearchCV
 
 __version__ = "0.1.0"
 
-__all__ = ["DPLasso", "DPRidge", "DPLogisticRegression", "ClippingWarning", "EpsilonDeltaDpEvent", "__version__"]
+__all__ = [
+    "DPLasso",
+    "DPRidge",
+    "DPLogisticRegression",
+    "DPGridSearchCV",
+    "PrivacyLedger",
+    "BudgetExceededError",
+    "ClippingWarning",
+    "EpsilonDeltaDpEvent",
+    "__version__",
+]

@@ -80,6 +80,11 @@ class _DPLinearBase(BaseEstimator):
         if self.accounting not in ("tight", "paper"):
             raise ValueError(f"accounting must be 'tight' or 'paper', got {self.accounting!r}.")
         _check_positive("clip_norm", self.clip_norm, allow_none=True)
+        ledger = getattr(self, "ledger", None)
+        if ledger is not None:
+            # Raises before any mechanism touches the data if the requested budget
+            # would exceed the ledger's cap.
+            ledger.check(float(self.epsilon), float(self.delta), label=type(self).__name__)
         return solver
 
     def _resolved_solver(self):
@@ -119,8 +124,14 @@ class _DPLinearBase(BaseEstimator):
         return float(np.sqrt(n_features)) if ord_ == 2 else 3.0
 
     # ------------------------------------------------------------------ fitting
-    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, rng, budget_share=1.0, **solver_kwargs):
-        """Normalize X, run the solver (or the exact minimizer at epsilon=inf), set the DP attributes."""
+    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, rng, budget_share=1.0, prior_events=(),
+               **solver_kwargs):
+        """Normalize X, run the solver (or the exact minimizer at epsilon=inf), set the DP attributes.
+
+        ``prior_events`` are releases this fit made before the solver (e.g. the private
+        centering of y, which spent ``1 - budget_share`` of epsilon); they are composed
+        into ``dp_event_`` and the whole event is recorded in the ledger.
+        """
         B = self._data_norm_value(X.shape[1])
         ord_ = getattr(self, "data_norm_ord", 2)
         Xt, x_norm, x_inf = normalize_X(X, B, ord_, self.fit_intercept)
@@ -128,9 +139,6 @@ class _DPLinearBase(BaseEstimator):
                      else np.linalg.norm(Xt, axis=1))
         problem = Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg)
         ledger = getattr(self, "ledger", None)
-        if ledger is not None:
-            # Raises before the data is used if the requested budget would exceed the cap.
-            ledger.check(float(self.epsilon), float(self.delta))
         if self.epsilon == np.inf:
             theta = minimize(problem, constraint, l2_reg=l2_reg, tol=self.tol)
             self.dp_event_ = dp_event.NonPrivateDpEvent()
@@ -146,8 +154,9 @@ class _DPLinearBase(BaseEstimator):
             if loss.name == "squared" and isinstance(constraint, Unconstrained):
                 # Post-processing: predictions for in-bound x stay within bounds_y.
                 theta = L2Ball(1.0 / x_norm).project(theta)
-            self.dp_event_ = res.event
-            self.epsilon_, self.delta_ = res.epsilon, res.delta
+            self.dp_event_ = dp_event.ComposedDpEvent([*prior_events, res.event]) if prior_events else res.event
+            self.epsilon_ = float(self.epsilon) if prior_events else res.epsilon
+            self.delta_ = res.delta
             self.n_iter_ = res.n_iter
         self.solver_ = solver
         if ledger is not None:

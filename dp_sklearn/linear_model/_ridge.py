@@ -87,10 +87,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         B = self._data_norm_value(X.shape[1])
         coef, intercept = self._solve(X, yt, SquaredLoss(), constraint, l2_reg_fn(X.shape[0], B), solver, rng,
                                       budget_share=1.0 - Y_CENTER_SHARE if center_event else 1.0,
-                                      **solver_kwargs)
-        if center_event is not None:
-            self.dp_event_ = dp_event.ComposedDpEvent([center_event, self.dp_event_])
-            self.epsilon_ = float(self.epsilon)
+                                      prior_events=(center_event,) if center_event else (), **solver_kwargs)
         self.coef_ = half * coef[:, 0]
         self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
         return self
