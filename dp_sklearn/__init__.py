@@ -3,7 +3,13 @@
 from ._accounting import EpsilonDeltaDpEvent
 from ._data import ClippingWarning
 from .ledger import BudgetExceededError, PrivacyLedger
-from .linear_model import DPLasso, DPLogisticRegression, DPRidge
+from .linear_model import (
+    DPLasso,
+    DPLogisticRegression,
+    DPRidge,
+    DPSparseLinearRegression,
+    DPSparseLogisticRegression,
+)
 from .model_selection import DPGridSearchCV
 
 __version__ = "0.1.0"
@@ -12,6 +18,8 @@ __all__ = [
     "DPLasso",
     "DPRidge",
     "DPLogisticRegression",
+    "DPSparseLinearRegression",
+    "DPSparseLogisticRegression",
     "DPGridSearchCV",
     "PrivacyLedger",
     "BudgetExceededError",

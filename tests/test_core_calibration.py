@@ -22,6 +22,7 @@ from dp_sklearn._losses import LogisticLoss, SquaredLoss
 from dp_sklearn._sets import L1Ball, Unconstrained
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.solvers import get_solver
+from dp_sklearn.solvers._frank_wolfe import advanced_composition_epsilon0
 
 
 def analytic_gaussian_delta(eps, z):
@@ -75,7 +76,8 @@ def test_noisy_gd_calibration():
     assert compose_epsilon([res.event], 1e-5) == pytest.approx(1.0, abs=0.01)
     paper = get_solver("noisy_gd").func(prob, Unconstrained(), epsilon=1.0, delta=1e-5,
                                         rng=np.random.default_rng(0), max_iter=25, accounting="paper")
-    assert paper.noise_scale == pytest.approx(math.sqrt(8 * 25 * math.log(1e5)))
+    # BST Algorithm 1's sigma^2 = 32 C^2 T log(n/delta) log(1/delta) / eps^2 per unit of 2C.
+    assert paper.noise_scale == pytest.approx(math.sqrt(8 * 25 * math.log(200 / 1e-5) * math.log(1e5)))
     assert res.noise_scale <= paper.noise_scale
 
 
@@ -136,7 +138,10 @@ def test_frank_wolfe_calibration():
     assert pure.noise_scale == pytest.approx(1.0 / 50)
     paper = get_solver("frank_wolfe").func(prob, L1Ball(R), epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0),
                                            max_iter=50, accounting="paper")
-    assert paper.noise_scale == pytest.approx(1.0 / math.sqrt(2 * 50 * math.log(1e5)))
+    assert paper.noise_scale == pytest.approx(advanced_composition_epsilon0(1.0, 1e-5, 50))
+    # advanced composition (Dwork, Rothblum & Vadhan 2010) of 50 eps0-DP steps meets epsilon = 1
+    e0 = paper.noise_scale
+    assert e0 * math.sqrt(2 * 50 * math.log(1e5)) + 50 * e0 * math.expm1(e0) == pytest.approx(1.0, rel=1e-6)
     assert res.noise_scale >= paper.noise_scale  # tight: larger eps0 = less noise
 
 

@@ -1,4 +1,5 @@
 from ._logistic import DPLogisticRegression
 from ._ridge import DPLasso, DPRidge
+from ._sparse import DPSparseLinearRegression, DPSparseLogisticRegression
 
-__all__ = ["DPLasso", "DPRidge", "DPLogisticRegression"]
+__all__ = ["DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression"]

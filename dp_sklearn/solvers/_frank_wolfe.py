@@ -8,9 +8,13 @@ Gumbel-max trick. An exponential mechanism with parameter eps0 has bounded range
 eps0, hence is eps0^2/8-zCDP (Cesar & Rogers, "Bounding, concentrating, and
 truncating: unifying privacy loss composition for data analytics", ALT 2021);
 T steps compose to T eps0^2 / 8-zCDP (``accounting="tight"``, converted to
-(epsilon, delta) by the RDP accountant). ``accounting="paper"`` is TTZ's own
+(epsilon, delta) by the RDP accountant; with very few steps, basic composition
+eps0 = epsilon / T is used when it is larger). ``accounting="paper"`` is TTZ's own
 calibration: Laplace report-noisy-min with scale L1 ||C||_1 sqrt(8 T log(1/delta)) / (n epsilon)
-(advanced composition). With delta = 0, eps0 = epsilon / T (basic composition).
+(advanced composition), with the advanced composition theorem solved exactly so that
+it stays private when the per-step epsilon is not small
+(:func:`advanced_composition_epsilon0`). With delta = 0, eps0 = epsilon / T (basic composition).
+``epsilon=np.inf`` runs the non-private Frank-Wolfe iteration (exact vertex choice).
 """
 
 from __future__ import annotations
@@ -47,8 +51,36 @@ def default_n_iter(problem, constraint, epsilon):
     R = constraint.radius
     gamma = problem.loss.curvature * (2 * R * problem.x_inf) ** 2
     L1 = gradient_linf_bound(problem, constraint)
+    epsilon = min(float(epsilon), 1e6)  # epsilon = inf (non-private run): the cap below applies
     T = (gamma * problem.n * epsilon) ** (2 / 3) / (L1 * R) ** (2 / 3)
     return int(min(max(math.ceil(T), MIN_ITER), 10000))
+
+
+def advanced_composition_epsilon0(epsilon, delta, T):
+    """Per-step epsilon of TTZ's calibration, made exact.
+
+    TTZ (Algorithm 2) set the Laplace scale to L1 ||C||_1 sqrt(8 T log(1/delta)) / (n eps),
+    i.e. eps0 = eps / sqrt(2 T log(1/delta)) per report-noisy-min, the first-order term of
+    the advanced composition theorem (Dwork, Rothblum & Vadhan 2010, Theorem III.3):
+    T-fold composition of eps0-DP is (sqrt(2 T log(1/delta)) eps0 + T eps0 (e^eps0 - 1), delta)-DP.
+    Dropping the second term overshoots epsilon when eps0 is not small (e.g. eps = 10,
+    T = 10, delta = 0.01). We solve the theorem exactly, and use basic composition
+    eps0 = eps / T when that is larger, so the paper calibration is private at every
+    epsilon; for small eps0 it coincides with TTZ's scale.
+    """
+    L = math.log(1.0 / delta)
+
+    def total(e0):
+        return math.sqrt(2 * T * L) * e0 + T * e0 * math.expm1(e0)
+
+    lo, hi = 0.0, epsilon / math.sqrt(2 * T * L)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if total(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    return max(lo, epsilon / T)
 
 
 @register("frank_wolfe", pure_dp=True, constraints=("l1",))
@@ -57,20 +89,28 @@ def frank_wolfe(problem, constraint, *, epsilon, delta, rng, max_iter=None, acco
     T = int(max_iter) if max_iter is not None else default_n_iter(problem, constraint, epsilon)
     R = constraint.radius
     sens = 2.0 * R * gradient_linf_bound(problem, constraint) / problem.n  # of u(s) = <s, grad>
-    if delta == 0:
+    if epsilon == np.inf:  # the non-private Frank-Wolfe iteration (exact linear minimization oracle)
+        eps0 = float("inf")
+        event = dp_event.NonPrivateDpEvent()
+        mode = "exact"
+    elif delta == 0:
         eps0 = epsilon / T
         event = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
         mode = "exp"
     elif accounting == "paper":
-        # TTZ's Laplace scale with the replace-one score sensitivity `sens` in place of L1 ||C||_1 / n.
-        lap_scale = sens * math.sqrt(8 * T * math.log(1 / delta)) / epsilon
-        eps0 = 2 * sens / lap_scale  # report-noisy-min with Laplace(b) is (2 sens / b)-DP
+        # TTZ's Laplace report-noisy-min with its advanced-composition scale, the score
+        # sensitivity `sens` in place of L1 ||C||_1 / n; see advanced_composition_epsilon0.
+        eps0 = advanced_composition_epsilon0(float(epsilon), float(delta), T)
+        lap_scale = 2 * sens / eps0  # report-noisy-min with Laplace(b) is (2 sens / b)-DP
         event = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
         mode = "laplace"
     else:
         rho = zcdp_rho(float(epsilon), float(delta))
         eps0 = math.sqrt(8.0 * rho / T)
         event = dp_event.ZCDpEvent(rho)
+        if epsilon / T > eps0:  # very few steps: basic composition of pure steps is tighter
+            eps0 = epsilon / T
+            event = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
         mode = "exp"
     X, y, loss = problem.X, problem.y, problem.loss
     theta = np.zeros(problem.dim)
@@ -80,6 +120,8 @@ def frank_wolfe(problem, constraint, *, epsilon, delta, rng, max_iter=None, acco
         scores = np.concatenate([-R * g, R * g])  # u(+R e_j) = R g_j; we maximize -u
         if mode == "exp":
             noisy = eps0 * scores / (2.0 * sens) + rng.gumbel(size=2 * dim)
+        elif mode == "exact":
+            noisy = scores
         else:
             noisy = scores + rng.laplace(scale=lap_scale, size=2 * dim)
         k = int(np.argmax(noisy))

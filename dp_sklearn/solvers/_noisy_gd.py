@@ -1,14 +1,17 @@
-"""Noisy (projected) gradient descent, full batch.
+"""Noisy (projected) gradient descent, full batch or Poisson-sampled mini-batches.
 
-Bassily, Smith & Thakurta, FOCS 2014, Algorithm 1 (here with full batches and
-per-example gradient clipping to a public norm, Abadi et al., CCS 2016), so the
-mechanism is private for any data. T, the step size and the noise are functions of
-hyperparameters, n and the public bounds only (SPEC P4).
+Bassily, Smith & Thakurta, FOCS 2014, Algorithm 1 (here with full batches by default,
+BST's Note (2), or Poisson-sampled mini-batches, and per-example gradient clipping to
+a public norm, Abadi et al., CCS 2016), so the mechanism is private for any data. T,
+the step size and the noise are functions of hyperparameters, n and the public
+bounds only (SPEC P4).
 """
 
 from __future__ import annotations
 
 import math
+import numbers
+from functools import lru_cache
 
 import numpy as np
 from dp_accounting import dp_event
@@ -39,45 +42,169 @@ def default_n_iter(n, epsilon):
     return int(min(200, max(10, math.ceil(math.sqrt(n * epsilon) / 2))))
 
 
+#: PLD discretization used to calibrate the mini-batch (Poisson-sampled) variant; the
+#: accountant's pessimistic discretization keeps the result an upper bound on epsilon
+PLD_DISCRETIZATION = 1e-3
+
+
+def paper_noise_multiplier(epsilon, delta, T, n, sampling_rate=1.0):
+    """BST Algorithm 1's calibration, per step, relative to the replace-one sensitivity 2C.
+
+    BST (FOCS 2014), Algorithm 1 line 1: sigma^2 = 32 L^2 n^2 log(n/delta) log(1/delta) / eps^2
+    on n grad l(theta; d) for one record d sampled per step, n^2 steps (their proof:
+    per-step Gaussian bound, amplification by sampling at rate 1/n, strong composition).
+    As a multiplier of the sensitivity 2nL of that step it is
+    z = sqrt(8 log(n/delta) log(1/delta)) / eps = q sqrt(T) sqrt(8 log(n/delta) log(1/delta)) / eps
+    at q = 1/n, T = n^2. The same proof with T steps at sampling rate q gives
+    ``z = q sqrt(T) sqrt(8 log(n/delta) log(1/delta)) / eps``; for full batches (q = 1,
+    BST's Note (2)) that is sigma^2 = 32 C^2 T log(n/delta) log(1/delta) / eps^2 on the
+    clipped gradient sum, equal to BST's sigma^2 at T = n^2.
+    """
+    return sampling_rate * math.sqrt(8.0 * T * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
+
+
+@lru_cache(maxsize=1024)
+def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
+    """Smallest z' with T Poisson-sampled Gaussian steps (epsilon, delta)-DP under replace-one.
+
+    Calibrated with ``dp_accounting.calibrate_dp_mechanism`` and the PLD accountant with
+    ``NeighboringRelation.REPLACE_ONE``. That accountant models a record replaced by
+    another one, each contributing a vector of norm <= 1 in units of the noise
+    multiplier: its privacy loss compares q N(-1, z'^2) + (1-q) N(0, z'^2) with
+    q N(+1, z'^2) + (1-q) N(0, z'^2) (``privacy_loss_mechanism.AdditiveNoisePrivacyLoss``),
+    i.e. it assumes sensitivity 2 per unit of z' (SPEC P7). So z' is the noise standard
+    deviation divided by the per-record clip norm C (not by the sensitivity 2C). At
+    q = 1 it reduces to a Gaussian of sensitivity 2, z' = 2 z with z the full-batch
+    multiplier of :func:`dp_sklearn._accounting.composed_gaussian_noise_multiplier`.
+
+    Returns
+    -------
+    z_prime : float
+        Noise standard deviation per unit of clip norm.
+    """
+    from dp_accounting import mechanism_calibration
+    from dp_accounting.pld import PLDAccountant
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    def make_accountant():
+        return PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=PLD_DISCRETIZATION)
+
+    def make_event(zp):
+        return dp_event.SelfComposedDpEvent(
+            dp_event.PoissonSampledDpEvent(sampling_rate, dp_event.GaussianDpEvent(zp)), T)
+
+    def eps_of(zp):
+        return make_accountant().compose(make_event(zp)).get_epsilon(float(delta))
+
+    # Bracket: at q = 1 the answer is 2 z_full; sampling only lowers it, by a factor >= about q.
+    upper = 2.0 * composed_gaussian_noise_multiplier(epsilon, delta, T) * 1.02
+    while eps_of(upper) > epsilon:
+        upper *= 1.5
+    lower = upper * min(0.5, sampling_rate)
+    while eps_of(lower) <= epsilon:
+        upper, lower = lower, lower * min(0.5, sampling_rate)
+    bracket = mechanism_calibration.ExplicitBracketInterval(lower, upper)
+    return float(mechanism_calibration.calibrate_dp_mechanism(
+        make_accountant, make_event, float(epsilon), float(delta), bracket_interval=bracket, tol=1e-4 * upper))
+
+
 @register("noisy_gd", pure_dp=False, constraints=("none", "l1", "l2"))
 def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0,
-             clip_norm=None, accounting="tight", **_):
-    """theta_{t+1} = P_C(theta_t - eta (g_t + l2_reg theta_t)), g_t = (clipped sum + N(0, sigma^2 I)) / n.
+             clip_norm=None, accounting="tight", batch_size=None, **_):
+    """theta_{t+1} = P_C(theta_t - eta (g_t + l2_reg theta_t)), g_t = (clipped sum + N(0, sigma^2 I)) / m.
 
-    Each step releases a clipped gradient sum of l2 sensitivity 2 C (replace-one).
-    Tight accounting: T Gaussian steps compose exactly into one Gaussian (Dong, Roth &
-    Su 2019), so sigma = sqrt(T) z(epsilon, delta) 2C. ``accounting="paper"``: BST
-    Algorithm 1's sigma^2 = 32 L^2 T log(1/delta)... expressed per full-batch step via
-    the advanced-composition calibration sigma = 2C sqrt(8 T log(1/delta)) / epsilon
-    (valid for epsilon <= 1 in BST; the exact Gaussian composition certifies it here).
+    Parameters
+    ----------
+    problem, constraint
+        Normalized data and feasible set (projection ``P_C``).
+    epsilon, delta : float
+    rng : numpy.random.Generator
+        The fit's only source of randomness (noise and batch sampling).
+    max_iter : int, default=None
+        T; ``None`` uses :func:`default_n_iter` (also for mini-batches).
+    l2_reg : float
+    clip_norm : float, default=None
+        Per-example gradient clip norm C; ``None`` uses :func:`default_clip_norm`.
+    accounting : {"tight", "paper"}
+    batch_size : int, default=None
+        ``None``: full batches (m = n). Otherwise each step uses a Poisson sample: every
+        record enters independently with probability q = batch_size / n, and the
+        noisy clipped sum is divided by the expected batch size m = q n (a public
+        constant, so the step stays a post-processing of the noisy sum).
+
+    Notes
+    -----
+    Full batch, ``accounting="tight"``: each step releases a clipped gradient sum of
+    l2 sensitivity 2C (replace-one); T Gaussian steps compose exactly into one
+    Gaussian (Dong, Roth & Su 2019), so sigma = sqrt(T) z(epsilon, delta) 2C, event
+    ``SelfComposedDpEvent(GaussianDpEvent(z), T)``.
+
+    Mini-batches, ``accounting="tight"``: the event is
+    ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z')), T)`` and z'
+    is calibrated by :func:`poisson_noise_multiplier` (PLD accountant, replace-one).
+    The amplification-by-sampling analysis that ``dp_accounting`` applies by default
+    is for add/remove neighbours; for replace-one neighbours (SPEC P1), a record that
+    is replaced is sampled or not together with its replacement, and the PLD
+    accountant's ``REPLACE_ONE`` relation models exactly that. **Its noise multiplier
+    is per unit of the clip norm C** (sensitivity 2 per unit), so sigma = z' C, and the
+    event must be composed by an accountant constructed with
+    ``NeighboringRelation.REPLACE_ONE`` (``info["neighboring_relation"]``); under the
+    default add/remove relation it would understate the privacy loss.
+
+    ``accounting="paper"``: BST (FOCS 2014) Algorithm 1's sigma, see
+    :func:`paper_noise_multiplier` (never below the tight multiplier, so it is private
+    under replace-one whatever its constants).
+
     Returns the average of the second half of the iterates (suffix averaging,
     Rakhlin, Shamir & Sridharan, ICML 2012).
     """
     T = int(max_iter) if max_iter is not None else default_n_iter(problem.n, epsilon)
     C = float(clip_norm) if clip_norm is not None else default_clip_norm(problem, constraint)
-    if accounting == "paper":
-        z = math.sqrt(8 * T * math.log(1 / delta)) / epsilon
-        z = max(z, composed_gaussian_noise_multiplier(epsilon, delta, T))
+    n = problem.n
+    if batch_size is None:
+        q = 1.0
     else:
+        if not (isinstance(batch_size, numbers.Integral) and 1 <= batch_size <= n):
+            raise ValueError(f"batch_size must be None or an int in [1, n_samples={n}], got {batch_size!r}.")
+        q = batch_size / n
+    if q == 1.0:
         z = composed_gaussian_noise_multiplier(epsilon, delta, T)
-    sigma = z * 2.0 * C
+        if accounting == "paper":
+            z = max(paper_noise_multiplier(epsilon, delta, T, n), z)
+        sigma = z * 2.0 * C
+        event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
+        relation = "any (multiplier relative to the replace-one sensitivity 2C)"
+    else:
+        zp = poisson_noise_multiplier(float(epsilon), float(delta), T, float(q))
+        if accounting == "paper":
+            zp = max(2.0 * paper_noise_multiplier(epsilon, delta, T, n, q), zp)
+        z = 0.5 * zp  # relative to the sensitivity 2C of a sampled step
+        sigma = zp * C
+        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T)
+        relation = "REPLACE_ONE"
     smooth = problem.loss.curvature * problem.x_norm**2 + l2_reg
     eta = 1.0 / smooth
-    X, y, loss, n = problem.X, problem.y, problem.loss, problem.n
+    X, y, loss = problem.X, problem.y, problem.loss
     if loss.name == "squared" and isinstance(constraint, Unconstrained):
         # Keep every prediction inside the target range: |<x, theta>| <= 1 for all
         # ||x|| <= x_norm. Inactive for sensible fits; stops noise-driven drift.
         constraint = L2Ball(1.0 / problem.x_norm)
+    m = q * n
     theta = np.zeros(problem.dim)
     avg = np.zeros_like(theta)
     start = T // 2
     for t in range(T):
-        g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
-        g = (g + rng.normal(0.0, sigma, size=theta.size)) / n + l2_reg * theta
+        if q == 1.0:
+            g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
+        else:
+            idx = np.flatnonzero(rng.random(n) < q)
+            g = (loss.clipped_gradient_sum(X[idx], y[idx], theta, problem.row_norms[idx], C) if idx.size
+                 else np.zeros(problem.dim))
+        g = (g + rng.normal(0.0, sigma, size=theta.size)) / m + l2_reg * theta
         theta = constraint.project(theta - eta * g)
         if t >= start:
             avg += theta
     coef = avg / (T - start)
-    event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
     return SolverResult(coef, event, float(epsilon), float(delta), T, z,
-                        {"clip_norm": C, "step_size": eta, "sigma": sigma})
+                        {"clip_norm": C, "step_size": eta, "sigma": sigma, "sampling_rate": q,
+                         "neighboring_relation": relation})

@@ -1,0 +1,125 @@
+"""Private Frank-Wolfe with Gaussian gradient noise, for the l2 ball.
+
+Talwar, Thakurta & Zhang, "Private ERM beyond the worst case" (full version),
+Appendix B, Algorithm 5 (A_Noise-FW(Gen-convex)) -- the variant for convex sets that
+are not polytopes::
+
+    s_t = argmin_{s in C} <grad L(theta_t) + b_t, s>,   b_t ~ N(0, sigma^2 I)
+    theta_{t+1} = (1 - mu_t) theta_t + mu_t s_t,          output theta_T
+
+For the l2 ball of radius R the linear minimization oracle is s_t = -R v / ||v||
+(:meth:`dp_sklearn._sets.L2Ball.lmo`). The algorithm box prints a constant
+mu = 1 / (T + 2); we use the standard open-loop schedule mu_t = 2 / (t + 2) of the
+Frank-Wolfe analysis that TTZ's Theorem B.2 invokes (Jaggi 2013). ``Unconstrained``
+(an estimator with an explicit l2 penalty) is served on the ball of radius
+``coef_radius`` (default: the loss's ``prior_coef_norm``).
+
+The gradient is the mean of per-example gradients clipped to a public l2 norm C, so
+each released gradient sum has replace-one sensitivity 2C.
+
+Calibration. ``accounting="tight"``: z = sqrt(T) z_analytic(epsilon, delta) (exact
+Gaussian composition, Dong, Roth & Su 2019), event
+``SelfComposedDpEvent(GaussianDpEvent(z), T)``. ``accounting="paper"``: Algorithm 5's
+sigma^2 = 32 L_2^2 T log^2(n / delta) / (n epsilon)^2 on the mean gradient (the box
+prints ``L_2`` unsquared, a typo: sigma must scale like the Lipschitz constant, as in
+Algorithm 1 and the proof of Theorem B.2), with L_2 = C, i.e.
+z = sqrt(8 T) log(n / delta) / epsilon relative to the sensitivity 2C / n, never below
+the tight multiplier.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dp_accounting import dp_event
+
+from .._accounting import composed_gaussian_noise_multiplier
+from .._sets import L2Ball, Unconstrained
+from ._base import SolverResult, register
+from ._ight import _check_gaussian_delta
+from ._noisy_gd import default_clip_norm
+
+__all__ = ["frank_wolfe_gaussian", "default_n_iter", "paper_noise_multiplier"]
+
+MIN_ITER = 10
+MAX_ITER = 1000
+
+
+def paper_noise_multiplier(epsilon, delta, T, n):
+    """TTZ Algorithm 5: z = sqrt(8 T) log(n / delta) / epsilon (per unit of sensitivity 2L/n)."""
+    return math.sqrt(8.0 * T) * math.log(max(n, 2) / delta) / epsilon
+
+
+def default_n_iter(problem, constraint, epsilon, clip_norm=None):
+    """TTZ Theorem B.2: T = Gamma^(2/3) (n eps)^(2/3) / (L_2 G_C)^(2/3).
+
+    Curvature Gamma = phi''_max x_norm^2 (2R)^2 (smoothness times the squared diameter),
+    L_2 = the clip norm, Gaussian width of the l2 ball G_C = R sqrt(p). Clipped to
+    [MIN_ITER, MAX_ITER].
+    """
+    R = constraint.radius
+    L = default_clip_norm(problem, constraint) if clip_norm is None else float(clip_norm)
+    gamma = problem.loss.curvature * problem.x_norm**2 * (2.0 * R) ** 2
+    eps = min(float(epsilon), 1e3)
+    T = (gamma * problem.n * eps) ** (2 / 3) / (L * R * math.sqrt(problem.dim)) ** (2 / 3)
+    return int(min(max(math.ceil(T), MIN_ITER), MAX_ITER))
+
+
+@register("frank_wolfe_gaussian", pure_dp=False, constraints=("l2",))
+def frank_wolfe_gaussian(problem, constraint, *, epsilon, delta, rng, max_iter=None, clip_norm=None,
+                         accounting="tight", l2_reg=0.0, coef_radius=None, **_):
+    """Private Frank-Wolfe with Gaussian noise (TTZ Algorithm 5); see the module docstring.
+
+    Parameters
+    ----------
+    problem : Problem
+    constraint : L2Ball or Unconstrained
+    epsilon, delta : float
+        ``epsilon=np.inf`` runs the same Frank-Wolfe iteration without noise.
+    rng : numpy.random.Generator
+    max_iter : int, default=None
+        T; ``None`` uses :func:`default_n_iter`.
+    clip_norm : float, default=None
+    accounting : {"tight", "paper"}
+    l2_reg : float
+        Mean-scale l2 penalty of the objective.
+    coef_radius : float, default=None
+        Radius of the ball used when ``constraint`` is ``Unconstrained``.
+
+    Returns
+    -------
+    SolverResult
+        ``coef`` = theta_T.
+    """
+    _check_gaussian_delta(epsilon, delta, "frank_wolfe_gaussian")
+    if isinstance(constraint, Unconstrained):
+        constraint = L2Ball(problem.loss.prior_coef_norm if coef_radius is None else float(coef_radius))
+    if not isinstance(constraint, L2Ball):
+        raise TypeError(f"solver 'frank_wolfe_gaussian' supports L2Ball, got {type(constraint).__name__}.")
+    C = float(clip_norm) if clip_norm is not None else default_clip_norm(problem, constraint)
+    T = int(max_iter) if max_iter is not None else default_n_iter(problem, constraint, epsilon, C)
+    if epsilon == np.inf:
+        z = 0.0
+    else:
+        z = composed_gaussian_noise_multiplier(epsilon, delta, T)
+        if accounting == "paper":
+            z = max(paper_noise_multiplier(epsilon, delta, T, problem.n), z)
+    sigma = z * 2.0 * C
+    X, y, loss, n, dim = problem.X, problem.y, problem.loss, problem.n, problem.dim
+    theta = np.zeros(dim)
+    for t in range(T):
+        g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
+        if sigma > 0:
+            g = g + rng.normal(0.0, sigma, size=dim)
+        g = g / n + l2_reg * theta
+        mu = 2.0 / (t + 2.0)
+        theta = (1.0 - mu) * theta + mu * constraint.lmo(g)
+    if z > 0:
+        event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
+        eps_out = float(epsilon)
+    else:
+        event = dp_event.NonPrivateDpEvent()
+        eps_out = float("inf")
+    return SolverResult(theta, event, eps_out, float(delta), T, z,
+                        {"clip_norm": C, "sigma": sigma, "radius": constraint.radius})

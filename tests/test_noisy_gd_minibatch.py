@@ -1,0 +1,146 @@
+"""noisy_gd with Poisson-sampled mini-batches (replace-one PLD calibration) and the full-batch default."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.pld import PLDAccountant
+from dp_accounting.privacy_accountant import NeighboringRelation
+from scipy.stats import norm
+
+from dp_sklearn import ClippingWarning
+from dp_sklearn._accounting import composed_gaussian_noise_multiplier
+from dp_sklearn._data import Problem, normalize_X
+from dp_sklearn._losses import LogisticLoss, SquaredLoss
+from dp_sklearn._sets import L2Ball, Unconstrained
+from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
+from dp_sklearn.solvers import _noisy_gd
+from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd, poisson_noise_multiplier
+
+EPS, DELTA = 1.0, 1e-5
+
+
+def make_problem(X, y, loss=None, data_norm=1.0, fit_intercept=False):
+    Xt, x_norm, x_inf = normalize_X(X, data_norm, 2, fit_intercept)
+    return Problem(Xt, y, loss or SquaredLoss(), x_norm, x_inf, np.linalg.norm(Xt, axis=1), 0.0)
+
+
+def replace_one_eps_of(zp, q, T, delta):
+    acc = PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-3)
+    acc.compose(dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T))
+    return acc.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("eps, delta, T", [(1.0, 1e-5, 1), (1.0, 1e-5, 50), (4.0, 1e-2, 20)])
+def test_sampling_rate_one_matches_full_batch(eps, delta, T):
+    zp = poisson_noise_multiplier(eps, delta, T, 1.0)
+    # REPLACE_ONE multipliers are per unit of the clip norm: z' = 2 z (sensitivity 2C).
+    assert zp / 2 == pytest.approx(composed_gaussian_noise_multiplier(eps, delta, T), rel=2e-3)
+
+
+def _hockey_stick_delta(eps, zp, q):
+    """delta(eps) of q N(-1, z'^2) + (1-q) N(0, z'^2) vs q N(1, z'^2) + (1-q) N(0, z'^2), by quadrature."""
+    x = np.linspace(-1 - 12 * zp, 1 + 12 * zp, 200001)
+    p = q * norm.pdf(x, -1, zp) + (1 - q) * norm.pdf(x, 0, zp)
+    p2 = q * norm.pdf(x, 1, zp) + (1 - q) * norm.pdf(x, 0, zp)
+    return float(np.trapezoid(np.maximum(p - math.exp(eps) * p2, 0.0), x))
+
+
+@pytest.mark.parametrize("q", [0.2, 0.6])
+def test_single_step_calibration_matches_the_replace_one_closed_form(q):
+    # One Poisson-sampled step: the replaced record is in the batch with probability q in
+    # both datasets; worst case: its clipped gradients are +-C, i.e. +-1 in units of z'.
+    zp = poisson_noise_multiplier(EPS, DELTA, 1, q)
+    assert _hockey_stick_delta(EPS, zp, q) == pytest.approx(DELTA, rel=0.02)
+
+
+@pytest.mark.parametrize("q, T", [(0.02, 100), (0.5, 10)])
+def test_minibatch_calibration_is_tight_and_amplified(q, T):
+    zp = poisson_noise_multiplier(EPS, DELTA, T, q)
+    assert replace_one_eps_of(zp, q, T, DELTA) <= EPS * (1 + 1e-3)
+    assert replace_one_eps_of(0.97 * zp, q, T, DELTA) > EPS  # tight: less noise breaks the target
+    assert zp < 2 * composed_gaussian_noise_multiplier(EPS, DELTA, T)  # sampling amplifies
+    # The add/remove accountant would understate replace-one privacy loss for the same event.
+    aor = PLDAccountant(value_discretization_interval=1e-3)
+    aor.compose(dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T))
+    assert aor.get_epsilon(DELTA) < EPS
+
+
+def test_minibatch_solver_event_noise_and_info():
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((200, 5)), rng.uniform(-1, 1, 200)
+    prob = make_problem(X, y, data_norm=3 * math.sqrt(5))
+    res = noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=20,
+                   batch_size=20, l2_reg=1e-3)
+    q = 20 / 200
+    zp = poisson_noise_multiplier(EPS, DELTA, 20, q)
+    assert res.event == dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), 20)
+    assert res.info["sigma"] == pytest.approx(zp * res.info["clip_norm"])
+    assert res.info["neighboring_relation"] == "REPLACE_ONE" and res.info["sampling_rate"] == q
+    assert res.noise_scale == pytest.approx(zp / 2)
+    paper = noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=20,
+                     batch_size=20, accounting="paper", l2_reg=1e-3)
+    assert paper.noise_scale >= res.noise_scale
+    assert replace_one_eps_of(2 * paper.noise_scale, q, 20, DELTA) <= EPS * (1 + 1e-3)
+    for bad in (0, 201, 2.5):
+        with pytest.raises(ValueError, match="batch_size"):
+            noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(0), batch_size=bad)
+
+
+def test_full_batch_default_unchanged():
+    """The default (batch_size=None) path reproduces the original full-batch noisy GD exactly."""
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((100, 4)), rng.uniform(-1, 1, 100)
+    prob = make_problem(X, y, data_norm=4.0)
+    C = L2Ball(2.0)
+    res = noisy_gd(prob, C, epsilon=EPS, delta=DELTA, rng=np.random.default_rng(7), l2_reg=0.01)
+    T = _noisy_gd.default_n_iter(prob.n, EPS)
+    Cn = default_clip_norm(prob, C)
+    z = composed_gaussian_noise_multiplier(EPS, DELTA, T)
+    sigma, eta = z * 2 * Cn, 1.0 / (prob.loss.curvature * prob.x_norm**2 + 0.01)
+    r = np.random.default_rng(7)
+    theta, avg = np.zeros(prob.dim), np.zeros(prob.dim)
+    for t in range(T):
+        g = prob.loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, Cn)
+        g = (g + r.normal(0.0, sigma, size=theta.size)) / prob.n + 0.01 * theta
+        theta = C.project(theta - eta * g)
+        if t >= T // 2:
+            avg += theta
+    np.testing.assert_allclose(res.coef, avg / (T - T // 2), rtol=1e-12)
+    assert res.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
+
+
+def _mechanism(X, y, rng):
+    return noisy_gd(make_problem(X, y), L2Ball(10.0), epsilon=EPS, delta=DELTA, rng=rng, max_iter=1,
+                    batch_size=5).coef
+
+
+def test_minibatch_audit_calibrated_passes():
+    D, D_prime = glm_worst_case_pair(10, 2)
+    res = audit_epsilon(_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
+    assert res.epsilon_lower <= EPS
+
+
+def test_minibatch_audit_catches_undernoised(monkeypatch):
+    real = _noisy_gd.poisson_noise_multiplier
+    monkeypatch.setattr(_noisy_gd, "poisson_noise_multiplier", lambda e, d, T, q: real(e, d, T, q) / 8)
+    D, D_prime = glm_worst_case_pair(10, 2)
+    res = audit_epsilon(_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
+    assert res.epsilon_lower > EPS
+
+
+def test_minibatch_utility_fixed_seed():
+    rng = np.random.default_rng(5)
+    n, p = 5000, 10
+    X = rng.standard_normal((n, p))
+    w = rng.standard_normal(p)
+    y = np.where(X @ w + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        prob = make_problem(X, y, loss=LogisticLoss(), data_norm=2 * math.sqrt(p), fit_intercept=True)
+    res = noisy_gd(prob, Unconstrained(), epsilon=1.0, delta=1e-6, rng=np.random.default_rng(0), max_iter=200,
+                   batch_size=500, l2_reg=1e-4)
+    acc = np.mean(np.sign(prob.X @ res.coef) == y)
+    assert acc > 0.9
