@@ -34,6 +34,7 @@ from contextlib import contextmanager
 import attr
 from dp_accounting import dp_event
 from dp_accounting import gaussian_mechanism
+from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.pld import PLDAccountant, common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.rdp import RdpAccountant
@@ -121,19 +122,35 @@ def _generic_pld(ev, count=1):
     return pld.self_compose(count) if count > 1 else pld
 
 
-def _pld_epsilon(gauss_z, others, generics, delta):
-    """PLD composition of one Gaussian, PLD-supported events and generic (epsilon, delta) events."""
-    if gauss_z is not None and not others and not generics:
+def _replace_one_pld(poisson):
+    """PLD of Poisson-sampled events under replace-one neighbours (SPEC P1).
+
+    dp_accounting's amplification by sampling is for add/remove neighbours by default;
+    with ``NeighboringRelation.REPLACE_ONE`` the PLD accountant models a replaced record
+    that is sampled together with its replacement, its noise multiplier being per unit
+    of the per-record clip norm (see :func:`dp_sklearn.solvers._noisy_gd.poisson_noise_multiplier`).
+    """
+    acc = PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=_PLD_DISCRETIZATION)
+    for ev, c in poisson:
+        acc.compose(ev, c)
+    return acc._pld  # noqa: SLF001 (the accountant's documented PLD state)
+
+
+def _pld_epsilon(gauss_z, others, generics, delta, extra_pld=None):
+    """PLD composition of one Gaussian, PLD-supported events, generic (epsilon, delta) events
+    and an already built PLD (``extra_pld``, e.g. replace-one Poisson-sampled events)."""
+    if gauss_z is not None and not others and not generics and extra_pld is None:
         # Exact: the analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8).
         return float(gaussian_mechanism.get_epsilon_gaussian(gauss_z, delta))
-    pld = None
+    pld = extra_pld
     if gauss_z is not None or others:
         acc = PLDAccountant(value_discretization_interval=_PLD_DISCRETIZATION)
         if gauss_z is not None:
             acc.compose(dp_event.GaussianDpEvent(gauss_z))
         for ev, c in others:
             acc.compose(ev, c)
-        pld = acc._pld  # noqa: SLF001 (the accountant's documented PLD state)
+        own = acc._pld  # noqa: SLF001 (the accountant's documented PLD state)
+        pld = own if pld is None else pld.compose(own)
     for ev, c in generics:
         g = _generic_pld(ev, c)
         pld = g if pld is None else pld.compose(g)
@@ -183,6 +200,9 @@ def compose_epsilon(events, delta: float) -> float:
     2. Otherwise the PLD accountant composes everything (generic
        (epsilon, delta) events enter through the PLD of their dominating pair,
        ``from_privacy_parameters``; Zhu, Dong & Wang 2022).
+    Poisson-sampled events are composed by a PLD accountant built with
+    ``NeighboringRelation.REPLACE_ONE`` (never by the add/remove accountants), and
+    enter the RDP paths below as a generic event at a quarter of ``delta``.
     3. If some event is RDP-only (zCDP, repeat-and-select) and there is no
        generic event, the RDP accountant composes everything.
     4. If both kinds are present, the RDP-only part (alone, or together with
@@ -216,15 +236,24 @@ def compose_epsilon(events, delta: float) -> float:
         else:
             others.append((ev, c))
     generics, others = _group(generics), _group(others)
+    poisson = [(ev, c) for ev, c in others if isinstance(ev, dp_event.PoissonSampledDpEvent)]
+    others = [(ev, c) for ev, c in others if not isinstance(ev, dp_event.PoissonSampledDpEvent)]
+    pois_pld = _replace_one_pld(poisson) if poisson else None
     gauss_z = 1.0 / math.sqrt(mu2) if mu2 > 0 else None
     if gauss_z is None and not others:
-        # Only generic events.
-        return _pld_epsilon(None, [], generics, delta)
+        # Only generic (and replace-one Poisson-sampled) events.
+        return _pld_epsilon(None, [], generics, delta, pois_pld)
     probe = PLDAccountant(value_discretization_interval=_PLD_DISCRETIZATION)
     pld_ok = [(ev, c) for ev, c in others if probe.supports(ev)]
     rdp_only = [(ev, c) for ev, c in others if not probe.supports(ev)]
     if not rdp_only:
-        return _pld_epsilon(gauss_z, others, generics, delta)
+        return _pld_epsilon(gauss_z, others, generics, delta, pois_pld)
+    if pois_pld is not None:
+        # Never through the (add/remove) RDP accountant: enter as a generic event.
+        if delta <= 0:
+            return float("inf")
+        delta_p = 0.25 * delta
+        generics = generics + [(EpsilonDeltaDpEvent(float(pois_pld.get_epsilon_for_delta(delta_p)), delta_p), 1)]
     if not generics:
         return _rdp_epsilon(gauss_z, others, delta)
     if delta <= 0:

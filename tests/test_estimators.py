@@ -280,3 +280,17 @@ def test_exact_minimizer_tolerance_certified():
     assert np.linalg.norm(g) <= 1e-10
     th1 = minimize(prob, L1Ball(0.5), tol=1e-9)
     assert np.abs(th1).sum() <= 0.5 + 1e-12
+
+
+def test_minibatch_noisy_gd_through_the_estimator(cancer):
+    from dp_sklearn.ledger import compose_epsilon
+
+    Xtr, Xte, ytr, yte = cancer
+    m = DPLogisticRegression(epsilon=2.0, batch_size=100, max_iter=40, random_state=0).fit(Xtr, ytr)
+    assert isinstance(m.dp_event_.event, dp_event.PoissonSampledDpEvent)
+    assert compose_epsilon([m.dp_event_], 1e-5) == pytest.approx(2.0, abs=0.02)
+    assert m.score(Xte, yte) > 0.85
+    with pytest.raises(ValueError, match="batch_size"):
+        DPLogisticRegression(solver="output_perturbation", batch_size=10).fit(Xtr, ytr)
+    with pytest.raises(ValueError, match="batch_size"):
+        DPRidge(batch_size=0, bounds_y=(0, 1)).fit(Xtr, ytr)

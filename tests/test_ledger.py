@@ -244,3 +244,20 @@ def test_regression_fit_records_its_whole_event(diabetes, ledger):
     X, _, y, _ = diabetes
     m = DPRidge(bounds_y=(0, 400), ledger=ledger, random_state=0).fit(X, y)
     assert ledger.events == [m.dp_event_]
+
+
+def test_poisson_sampled_events_compose_under_replace_one():
+    """Mini-batch noisy GD is calibrated under replace-one; the ledger must not use add/remove."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import PLDAccountant
+
+    from dp_sklearn.solvers._noisy_gd import poisson_noise_multiplier
+
+    zp = poisson_noise_multiplier(1.0, 1e-5, 20, 0.1)
+    ev = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.1, dp_event.GaussianDpEvent(zp)), 20)
+    eps = compose_epsilon([ev], 1e-5)
+    assert eps == pytest.approx(1.0, abs=0.01)
+    add_remove = PLDAccountant().compose(ev).get_epsilon(1e-5)
+    assert add_remove < 0.9 * eps  # the add/remove accountant would understate it
+    assert compose_epsilon([ev, ev], 1e-5) > eps
+    assert compose_epsilon([ev, dp_event.ZCDpEvent(0.01)], 1e-5) > eps

@@ -80,6 +80,13 @@ class _DPLinearBase(BaseEstimator):
         if self.accounting not in ("tight", "paper"):
             raise ValueError(f"accounting must be 'tight' or 'paper', got {self.accounting!r}.")
         _check_positive("clip_norm", self.clip_norm, allow_none=True)
+        batch_size = getattr(self, "batch_size", None)
+        if batch_size is not None:
+            if not (isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool)
+                    and 1 <= batch_size <= n_samples):
+                raise ValueError(f"batch_size must be None or an int in [1, n_samples={n_samples}], got {batch_size!r}.")
+            if solver != "noisy_gd":
+                raise ValueError(f"batch_size is used only by solver='noisy_gd', got solver={solver!r}.")
         ledger = getattr(self, "ledger", None)
         if ledger is not None:
             # Raises before any mechanism touches the data if the requested budget
@@ -148,7 +155,7 @@ class _DPLinearBase(BaseEstimator):
             res = get_solver(solver).func(
                 problem, constraint, epsilon=budget_share * float(self.epsilon), delta=float(self.delta), rng=rng,
                 max_iter=self.max_iter, tol=self.tol, l2_reg=l2_reg, clip_norm=self.clip_norm,
-                accounting=self.accounting, **solver_kwargs,
+                accounting=self.accounting, batch_size=getattr(self, "batch_size", None), **solver_kwargs,
             )
             theta = res.coef
             if loss.name == "squared" and isinstance(constraint, Unconstrained):

@@ -50,6 +50,10 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
+    batch_size : int, default=None
+        ``noisy_gd`` only: Poisson-sampled mini-batches of this expected size (sampling
+        rate batch_size / n_samples), accounted under replace-one neighbours with the PLD
+        accountant. ``None``: full batches.
     ledger : dp_sklearn.PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
         processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
@@ -90,7 +94,7 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", classes=None, ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", batch_size=None, classes=None, ledger=None, random_state=None):
         self.penalty = penalty
         self.C = C
         self.radius = radius
@@ -105,6 +109,7 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.classes = classes
+        self.batch_size = batch_size
         self.ledger = ledger
         self.random_state = random_state
 

@@ -143,6 +143,10 @@ class DPRidge(_DPRegressorBase):
         Per-example gradient clipping norm of ``noisy_gd`` (normalized units).
     accounting : {{"tight", "paper"}}, default="tight"
         Calibrate iterative solvers with the accountant or with the paper's formula.
+    batch_size : int, default=None
+        ``noisy_gd`` only: Poisson-sampled mini-batches of this expected size (sampling
+        rate batch_size / n_samples), accounted under replace-one neighbours with the PLD
+        accountant. ``None``: full batches.
     ledger : dp_sklearn.PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
         processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
@@ -180,7 +184,7 @@ class DPRidge(_DPRegressorBase):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y=None,
                  solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -192,6 +196,7 @@ class DPRidge(_DPRegressorBase):
         self.tol = tol
         self.clip_norm = clip_norm
         self.accounting = accounting
+        self.batch_size = batch_size
         self.ledger = ledger
         self.random_state = random_state
 
@@ -240,6 +245,10 @@ class DPLasso(_DPRegressorBase):
         Tolerance of the exact solver used at ``epsilon=inf``.
     clip_norm : float, default=None
     accounting : {{"tight", "paper"}}, default="tight"
+    batch_size : int, default=None
+        ``noisy_gd`` only: Poisson-sampled mini-batches of this expected size (sampling
+        rate batch_size / n_samples), accounted under replace-one neighbours with the PLD
+        accountant. ``None``: full batches.
     ledger : dp_sklearn.PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
         processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
@@ -272,7 +281,7 @@ class DPLasso(_DPRegressorBase):
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y=None, solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None):
         self.radius = radius
         self.epsilon = epsilon
         self.delta = delta
@@ -285,6 +294,7 @@ class DPLasso(_DPRegressorBase):
         self.tol = tol
         self.clip_norm = clip_norm
         self.accounting = accounting
+        self.batch_size = batch_size
         self.ledger = ledger
         self.random_state = random_state
 
