@@ -138,7 +138,7 @@ def test_clipping_is_reported_not_stored():
             DPRidge(data_norm=0.5, bounds_y=(-3, 3), random_state=0).fit(X, y)
     m = DPRidge(data_norm=0.5, bounds_y=(-3, 3), random_state=0).fit(X, y)
     public = {k for k in vars(m) if k.endswith("_") and not k.startswith("_")}
-    assert public == {"coef_", "intercept_", "dp_event_", "epsilon_", "delta_", "n_iter_", "solver_",
+    assert public == {"coef_", "intercept_", "dp_event_", "epsilon_", "delta_", "n_iter_", "solver_", "bounds_y_",
                       "n_features_in_"}
 
 
@@ -294,3 +294,11 @@ def test_minibatch_noisy_gd_through_the_estimator(cancer):
         DPLogisticRegression(solver="output_perturbation", batch_size=10).fit(Xtr, ytr)
     with pytest.raises(ValueError, match="batch_size"):
         DPRidge(batch_size=0, bounds_y=(0, 1)).fit(Xtr, ytr)
+
+
+def test_regression_predictions_stay_within_public_bounds(diabetes):
+    Xtr, Xte, ytr, yte = diabetes
+    m = DPRidge(epsilon=0.01, bounds_y=(0, 400), random_state=0).fit(Xtr, ytr)
+    pred = m.predict(Xte * 50)  # far outside the data bound
+    assert pred.min() >= 0 and pred.max() <= 400
+    assert m.bounds_y_ == (0.0, 400.0)  # the public hyperparameter, not the private center

@@ -5,7 +5,14 @@ import warnings
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge
+from dp_sklearn import (
+    ClippingWarning,
+    DPLasso,
+    DPLogisticRegression,
+    DPRidge,
+    DPSparseLinearRegression,
+    DPSparseLogisticRegression,
+)
 
 ESTIMATORS = [
     DPRidge(random_state=0),
@@ -17,6 +24,13 @@ ESTIMATORS = [
     DPLogisticRegression(solver="output_perturbation", random_state=0),
     DPLogisticRegression(solver="objective_perturbation", random_state=0),
     DPLogisticRegression(penalty="l1", random_state=0),
+    DPRidge(solver="mirror_descent", random_state=0),
+    DPRidge(solver="frank_wolfe_gaussian", random_state=0),
+    DPLasso(solver="mirror_descent", random_state=0),
+    DPLogisticRegression(solver="frank_wolfe_gaussian", random_state=0),
+    DPSparseLinearRegression(n_nonzero_coefs=2, random_state=0),
+    DPSparseLinearRegression(n_nonzero_coefs=2, solver="two_stage", random_state=0),
+    DPSparseLogisticRegression(n_nonzero_coefs=2, random_state=0),
 ]
 
 

@@ -145,6 +145,10 @@ class _DPLinearBase(BaseEstimator):
         row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
                      else np.linalg.norm(Xt, axis=1))
         problem = Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg)
+        if isinstance(constraint, Unconstrained) and "none" not in get_solver(solver).constraints:
+            # An l2-ball solver on a penalized objective: the ball of radius 1 / x_norm keeps
+            # every in-bound prediction inside the target range (public, data-independent).
+            constraint = L2Ball(1.0 / x_norm)
         ledger = getattr(self, "ledger", None)
         if self.epsilon == np.inf:
             theta = minimize(problem, constraint, l2_reg=l2_reg, tol=self.tol)

@@ -39,7 +39,8 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         the l2 ball for solvers that need a bounded set with penalty="l2".
     {privacy}
     data_norm_ord : {{2, numpy.inf}}, default=2
-    solver : {{"auto", "objective_perturbation", "output_perturbation", "noisy_gd", "frank_wolfe"}}, default="auto"
+    solver : {{"auto", "noisy_gd", "objective_perturbation", "output_perturbation", "mirror_descent", \
+"frank_wolfe_gaussian", "frank_wolfe"}}, default="auto"
         ``"auto"``: ``"noisy_gd"`` for penalty="l2" (the most accurate on the acceptance
         data, see the README), ``"frank_wolfe"`` for penalty="l1".
     fit_intercept : bool, default=True

@@ -79,6 +79,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         X, y = self._validate_X_y(X, y, y_numeric=True, multi_output=False)
         solver = self._validate_privacy_params(X.shape[0])
         bounds = self._prepare_y(y)
+        self.bounds_y_ = bounds  # public: the hyperparameter (or its documented default)
         rng = _make_rng(self.random_state)  # the one Generator of this fit (SPEC P6)
         center_event = None
         if self.fit_intercept and self.epsilon != np.inf:
@@ -93,7 +94,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         return self
 
     def predict(self, X):
-        """Predict with the released linear model.
+        """Predict with the released linear model, clipped to the public ``bounds_y``.
 
         Parameters
         ----------
@@ -105,7 +106,9 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        # Post-processing: no target lies outside the public bounds_y, so clipping a
+        # prediction to it never increases its error; noise can never make it diverge.
+        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -131,8 +134,10 @@ class DPRidge(_DPRegressorBase):
         Delta >= 2 lambda / epsilon; output perturbation's strong convexity), as a
         data-independent function of (n_samples, n_features, epsilon, delta).
     {privacy}
-    solver : {{"noisy_gd", "output_perturbation", "objective_perturbation"}}, default="noisy_gd"
-        Private mechanism, see the solver table in the README.
+    solver : {{"noisy_gd", "output_perturbation", "objective_perturbation", "mirror_descent", \
+"frank_wolfe_gaussian"}}, default="noisy_gd"
+        Private mechanism, see the solver table in the README. The last two work over
+        the l2 ball of radius 1 / ||x_t|| bound (every in-bound prediction within bounds_y).
     fit_intercept : bool, default=True
     max_iter : int, default=None
         Iterations of iterative solvers; ``None`` uses a data-independent default.
@@ -235,9 +240,9 @@ class DPLasso(_DPRegressorBase):
     data_norm_ord : {{2, numpy.inf}}, default=2
         Norm bounded by ``data_norm``: the row l2 norm, or every |x_j| (l_inf, the
         setting of TTZ Theorem 2.5).
-    solver : {{"frank_wolfe", "noisy_gd"}}, default="frank_wolfe"
-        Private Frank-Wolfe (TTZ Algorithm 2) or noisy projected gradient descent
-        (BST Algorithm 1).
+    solver : {{"frank_wolfe", "noisy_gd", "mirror_descent"}}, default="frank_wolfe"
+        Private Frank-Wolfe (TTZ Algorithm 2), noisy projected gradient descent
+        (BST Algorithm 1) or private mirror descent (TTZ full version, Algorithm 1).
     fit_intercept : bool, default=True
     max_iter : int, default=None
         ``None``: T from TTZ Theorem 2.5 (frank_wolfe) or the noisy_gd default.

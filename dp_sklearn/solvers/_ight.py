@@ -187,6 +187,11 @@ def default_n_iter(problem, constraint, epsilon, step_size=None):
     return int(min(max(math.ceil(T), MIN_ITER), MAX_ITER))
 
 
+#: release H_s(suffix average of the iterates) instead of the last iterate (a
+#: post-processing that damps the noise of the last steps; Algorithm 1 outputs theta_T)
+AVERAGE_OUTPUT = True
+
+
 @register("ight", pure_dp=False, constraints=("l0",), losses=("squared", "logistic"))
 def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=None, clip_norm=None,
          accounting="tight", l2_reg=0.0, **_):
@@ -236,12 +241,19 @@ def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=N
     eta = default_step_sizes(problem, constraint, step_size, l2_reg)
     X, y, loss, n, dim = problem.X, problem.y, problem.loss, problem.n, problem.dim
     theta = np.zeros(dim)
-    for _ in range(T):
+    avg = np.zeros(dim)
+    start = T // 2
+    for t in range(T):
         g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
         if sigma > 0:
             g = g + rng.normal(0.0, sigma, size=dim)
         g = g / n + l2_reg * theta
         theta = constraint.hard_threshold(theta - eta * g)
+        if t >= start:
+            avg += theta
+    if AVERAGE_OUTPUT and sigma > 0:
+        # Post-processing: hard-threshold the suffix average of the iterates.
+        theta = constraint.hard_threshold(avg / (T - start))
     if z > 0:
         event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
         eps_out = float(epsilon)
