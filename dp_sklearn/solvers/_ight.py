@@ -187,6 +187,9 @@ def default_n_iter(problem, constraint, epsilon, step_size=None):
     return int(min(max(math.ceil(T), MIN_ITER), MAX_ITER))
 
 
+#: cap on the default step in units of 1 / (x_norm * sigma / n), see :func:`ight`
+NOISE_STEP_CAP = 0.25
+
 #: release H_s(suffix average of the iterates) instead of the last iterate (a
 #: post-processing that damps the noise of the last steps; Algorithm 1 outputs theta_T)
 AVERAGE_OUTPUT = True
@@ -239,6 +242,11 @@ def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=N
             z = max(paper_noise_multiplier(epsilon, delta, T), z)
     sigma = z * 2.0 * C  # on the clipped gradient sum (sensitivity 2C)
     eta = default_step_sizes(problem, constraint, step_size, l2_reg)
+    if sigma > 0 and step_size is None:
+        # Noise-aware cap (public: sigma, n, x_norm): one step moves a coordinate by at
+        # most NOISE_STEP_CAP / x_norm per unit of per-step gradient noise sigma / n, so
+        # the preconditioned steps do not amplify noise when it dominates (small n eps).
+        eta = np.minimum(eta, NOISE_STEP_CAP / (problem.x_norm * sigma / problem.n))
     X, y, loss, n, dim = problem.X, problem.y, problem.loss, problem.n, problem.dim
     theta = np.zeros(dim)
     avg = np.zeros(dim)
