@@ -1,0 +1,403 @@
+"""Section 3: speed against scikit-learn, in the same run and on the same data.
+
+* fit-time ratio of every DP estimator x solver to its non-private scikit-learn
+  counterpart (Ridge, Lasso, LogisticRegression), dense synthetic data over n and the
+  sparse news20 data;
+* peak memory of a fit (tracemalloc: numpy and Python allocations; BLAS-internal buffers
+  are not seen), as a ratio to the counterpart's and to the size of X;
+* per-iteration time of each iterative solver divided by the time of one X^T (X w)
+  product on the same data (marginal cost: (t(T2) - t(T1)) / (T2 - T1)).
+
+Everything runs in the main process, one BLAS thread, one configuration at a time.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import time
+import tracemalloc
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import datasets as D
+from .common import (discover_combos, fmt, header_block, md_table, safe_call, setup_warnings, write_result)
+
+P_DENSE = 50
+N_FULL = [1000, 10000, 100000, 300000]
+N_QUICK = [1000, 10000, 100000]
+SLOW_CUT = 20.0  # seconds: a single fit slower than this is not repeated (3 s in quick mode)
+QUICK_SLOW_CUT = 1.0  # quick mode: a fit slower than this is run once
+QUICK_MAX_FIT = 12.0  # quick mode: skip a configuration whose predicted fit time exceeds this
+ITER_T = (5, 25)
+QUICK_NEWS20 = 2500
+
+
+def _counterpart(family):
+    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+
+    if family == "ridge":
+        return "Ridge(alpha=1)", lambda: Ridge(alpha=1.0)
+    if family in ("lasso", "sparse-linear"):
+        return "Lasso(alpha=0.01)", lambda: Lasso(alpha=0.01)
+    if family == "logistic-l2":
+        return "LogisticRegression(C=1, lbfgs)", lambda: LogisticRegression(C=1.0, max_iter=1000)
+    return ("LogisticRegression(l1_ratio=1, C=1, liblinear)",
+            lambda: LogisticRegression(C=1.0, l1_ratio=1.0, solver="liblinear", max_iter=1000))
+
+
+def _time_fit(make, X, y, repeats, slow_cut=None):
+    """Median wall time of make().fit(X, y); fast fits are repeated until 0.3 s total."""
+    slow_cut = SLOW_CUT if slow_cut is None else slow_cut
+    times, est = [], None
+    gc.collect()  # once: a full collection costs ~0.1 s with scipy / sklearn / dp_accounting loaded
+    while True:
+        est = make()
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            setup_warnings()
+            est.fit(X, y)
+        dt = time.perf_counter() - t0
+        times.append(dt)
+        if dt > slow_cut:
+            break
+        if len(times) >= repeats and (sum(times) > 0.3 or len(times) >= 30):
+            break
+    return float(np.median(times)), len(times), est
+
+
+def _peak_mem(make, X, y):
+    gc.collect()
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            setup_warnings()
+            make().fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak
+
+
+def _matvec_time(X):
+    w = np.random.default_rng(0).standard_normal(X.shape[1])
+
+    def f():
+        return X.T @ (X @ w)
+
+    times = []
+    for _ in range(7):
+        k, t0 = 0, time.perf_counter()
+        while True:
+            f()
+            k += 1
+            if time.perf_counter() - t0 > 0.05:
+                break
+        times.append((time.perf_counter() - t0) / k)
+    return float(np.median(times))
+
+
+def _nbytes(X):
+    if sp.issparse(X):
+        return X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    return X.nbytes
+
+
+def _dense_data(n, task, seed=0):
+    rng = np.random.default_rng(seed)
+    X, y = D.dense_regression(n, P_DENSE, rng)
+    if task == "binary":
+        y = (y > 0).astype(int)
+    return X, y
+
+
+def _news20(ctx):
+    ds, err = safe_call(D.load_news20, ctx.data_dir)
+    if err:
+        ctx.note(f"speed: news20 skipped ({err})")
+        return None
+    return ds
+
+
+def _dp_make(combo, task, data_norm, extra=None):
+    kw = {"epsilon": 1.0, "delta": 1e-6, "random_state": 0, "data_norm": data_norm}
+    if task == "regression":
+        kw["bounds_y"] = (-4.0, 4.0)
+    kw.update(extra or {})
+    return lambda: combo.make(**kw)
+
+
+def _per_iter(rec, combo, task, data_norm, X, y):
+    """Marginal time per iteration: (t(T2) - t(T1)) / (T2 - T1), medians of 3 fits each."""
+    t1, t2 = ITER_T
+    r1, _ = safe_call(_time_fit, _dp_make(combo, task, data_norm, {"max_iter": t1}), X, y, 3)
+    r2, _ = safe_call(_time_fit, _dp_make(combo, task, data_norm, {"max_iter": t2}), X, y, 3)
+    if r1 and r2 and r1[2].n_iter_ == t1 and r2[2].n_iter_ == t2:
+        rec["per_iter"] = max(r2[0] - r1[0], 0.0) / (t2 - t1)
+
+
+def _bench_data(ctx, label, X, y_reg, y_bin, data_norm, combos, repeats, do_mem, do_iter, results, history,
+                do_fit=True):
+    """All timings for one dataset; fills ``results[label]``.
+
+    ``history`` maps a configuration to its last (n, time, n_iter): in quick mode a
+    configuration whose predicted time (linear in n, times n^(2/3) for iterative solvers
+    whose T grows with n) exceeds QUICK_MAX_FIT is skipped and marked so in the table.
+    """
+    slow_cut = QUICK_SLOW_CUT if ctx.quick else SLOW_CUT
+    t_start = time.perf_counter()
+    n = X.shape[0]
+    out = {"n": n, "p": X.shape[1], "sparse": sp.issparse(X), "x_bytes": _nbytes(X), "sk": {}, "dp": {},
+           "fit_measured": do_fit}
+    for task, y in (("regression", y_reg), ("binary", y_bin)):
+        for combo in combos[task]:
+            fam = combo.family
+            if not do_fit:  # per-iteration cost only
+                rec = {"family": fam, "time": None}
+                _per_iter(rec, combo, task, data_norm, X, y)
+                out["dp"][combo.label] = rec
+                continue
+            if fam not in out["sk"]:
+                name, mk = _counterpart(fam)
+                res, err = safe_call(_time_fit, mk, X, y, repeats, slow_cut)
+                out["sk"][fam] = {"name": name, "time": res[0] if res else None, "runs": res[1] if res else 0,
+                                  "error": err}
+                if do_mem and not err:
+                    out["sk"][fam]["mem"] = _peak_mem(mk, X, y)
+            hist_key = (combo.label, sp.issparse(X))
+            if ctx.quick and hist_key in history:
+                n0, t0, it0 = history[hist_key]
+                pred = t0 * (n / n0) * ((n / n0) ** (2 / 3) if it0 > 1 else 1.0)
+                if pred > QUICK_MAX_FIT:
+                    out["dp"][combo.label] = {"family": fam, "time": None, "skipped": f"predicted {pred:.0f} s"}
+                    ctx.note(f"speed: {combo.label} at {label} skipped in quick mode (predicted {pred:.0f} s per fit)")
+                    continue
+            mk = _dp_make(combo, task, data_norm)
+            res, err = safe_call(_time_fit, mk, X, y, repeats, slow_cut)
+            rec = {"family": fam, "time": res[0] if res else None, "runs": res[1] if res else 0,
+                   "n_iter": int(getattr(res[2], "n_iter_", 1)) if res else None, "error": err}
+            if res:
+                history[hist_key] = (n, res[0], rec["n_iter"])
+            if do_mem and not err and not (ctx.quick and res[0] > slow_cut):  # quick: skip slow ones
+                rec["mem"] = _peak_mem(mk, X, y)
+            if do_iter and not err:
+                _per_iter(rec, combo, task, data_norm, X, y)
+            out["dp"][combo.label] = rec
+            t = rec["time"]
+            print(f"    {label:>14} {combo.label:<72} "
+                  + (f"{t:8.3f} s ({rec['n_iter']} it)" if t is not None else f"ERROR {err}"), flush=True)
+    if do_iter:
+        out["matvec"] = _matvec_time(X)
+    out["section_time"] = time.perf_counter() - t_start
+    print(f"    {label}: {out['section_time']:.1f} s", flush=True)
+    results[label] = out
+
+
+def run(ctx):
+    from threadpoolctl import threadpool_limits
+
+    quick = ctx.quick
+    ns = N_QUICK if quick else N_FULL
+    repeats = 3 if quick else 5
+    combos = {"regression": discover_combos("regression")[0], "binary": discover_combos("binary")[0]}
+    results, history = {}, {}
+    t0 = time.perf_counter()
+    mem_n = 10000
+    iter_n = 30000 if quick else ns[-1]
+    with threadpool_limits(1):
+        for n in sorted(set(ns) | {iter_n}):
+            X, y_reg = _dense_data(n, "regression")
+            y_bin = (y_reg > 0).astype(int)
+            _bench_data(ctx, f"dense n={n}", X, y_reg, y_bin, float(np.sqrt(P_DENSE)), combos, repeats,
+                        do_mem=(n == mem_n), do_iter=(n == iter_n), results=results, history=history,
+                        do_fit=(n in ns))
+        ds = _news20(ctx)
+        if ds is not None and quick:
+            ds = D._subsample(ds, QUICK_NEWS20, None)
+        if ds is not None:
+            X = ds.X_train
+            y_bin = ds.y_train
+            y_reg = ds.y_train.astype(float)
+            _bench_data(ctx, "news20", X, y_reg, y_bin, 1.0, combos, repeats, do_mem=True, do_iter=True,
+                        results=results, history=history)
+    el = time.perf_counter() - t0
+    text = _report(ctx, results, ns, repeats, mem_n, iter_n, el)
+    write_result(ctx, "speed.md", text)
+    png = _plot(ctx, results, ns)
+    if png:
+        with open(ctx.results_dir / "speed.md", "a") as f:
+            f.write(f"\n![fit-time ratio vs n]({png})\n")
+    (ctx.results_dir / "speed.json").write_text(json.dumps(results, indent=1, default=float))
+    return results
+
+
+def _ratio(a, b):
+    if a is None or b is None or b <= 0:
+        return None
+    return a / b
+
+
+def _report(ctx, results, ns, repeats, mem_n, iter_n, elapsed):
+    all_labels = list(results)
+    labels = [lab for lab in all_labels if results[lab].get("fit_measured", True)]
+    all_dp = []
+    for lab in labels:
+        for k in results[lab]["dp"]:
+            if k not in all_dp:
+                all_dp.append(k)
+    fam_of = {k: results[lab]["dp"][k]["family"] for lab in all_labels for k in results[lab]["dp"]}
+    lines = [
+        f"- data: dense synthetic X ~ N(0, 1)^(n x {P_DENSE}) (standardized design, data_norm = sqrt(p)), "
+        "y = X w + N(0, 0.25) (regression, bounds_y = (-4, 4)) or 1[y > 0] (classification); "
+        + ("and news20 class-1-vs-rest (sparse CSR, unit rows, data_norm = 1; regression fits use the 0/1 label)"
+           if "news20" in results else "news20 not available"),
+        "- DP fits: epsilon = 1, delta = 1e-6, random_state = 0, estimator defaults otherwise (default T)",
+        f"- timing: median wall time over >= {repeats} fits (fast fits repeated until 0.3 s; a fit slower than "
+        f"{SLOW_CUT:.0f} s is run once), one BLAS thread (threadpoolctl), sequential, same process, same data",
+        "- metric: **ratio = DP fit time / scikit-learn counterpart fit time** (1 = as fast; the counterpart "
+        "and its absolute time are listed for reference)",
+        f"- total wall time of this section: {elapsed:.1f} s",
+    ]
+    if ctx.quick:
+        lines.append(f"- QUICK MODE: n ∈ {ns} (full mode: {N_FULL}), >= {repeats} repeats, fits slower than "
+                     f"{QUICK_SLOW_CUT:g} s run once, configurations predicted to take > {QUICK_MAX_FIT:.0f} s per fit "
+                     f"skipped (marked); peak memory not measured for fits slower than {QUICK_SLOW_CUT:g} s; news20 "
+                     f"train split subsampled to {QUICK_NEWS20} rows")
+    out = ["# Section 3: speed against scikit-learn", "",
+           header_block("Fit-time ratio DP / scikit-learn", ctx, lines)]
+    headers = ["DP estimator (solver)", "counterpart"] + labels
+    rows = []
+    for k in all_dp:
+        fam = fam_of[k]
+        cells = []
+        for lab in labels:
+            r = results[lab]["dp"].get(k)
+            sk = results[lab]["sk"].get(fam, {})
+            if r is None:
+                cells.append("n/a")
+            elif r.get("skipped"):
+                cells.append(f"skipped in quick mode ({r['skipped']})")
+            elif r.get("error"):
+                cells.append("error")
+            else:
+                ratio = _ratio(r["time"], sk.get("time"))
+                cells.append(f"{fmt(ratio, 2)}× (T={r['n_iter']})" if ratio is not None else "n/a")
+        cp = next((results[lab]["sk"][fam]["name"] for lab in labels if fam in results[lab]["sk"]), "?")
+        rows.append([k, cp] + cells)
+    for fam in ("ridge", "lasso", "logistic-l2", "logistic-l1"):
+        cells = []
+        name = None
+        for lab in labels:
+            sk = results[lab]["sk"].get(fam)
+            if sk:
+                name = sk["name"]
+            cells.append(f"{sk['time'] * 1e3:.1f} ms" if sk and sk.get("time") is not None else "n/a")
+        if name:
+            rows.append([f"(reference) sklearn {name} absolute time", "—"] + cells)
+    out.append(md_table(headers, rows) + "\n")
+
+    # memory
+    mem_labels = [lab for lab in labels if any("mem" in r for r in results[lab]["dp"].values())]
+    if mem_labels:
+        out.append(header_block("Peak memory of one fit (tracemalloc)", ctx, [
+            f"- datasets: {', '.join(mem_labels)}",
+            "- metric: peak traced allocation during fit (numpy + Python; BLAS-internal buffers not traced), "
+            "as a ratio to the scikit-learn counterpart's peak and to the size of X in memory"]))
+        headers = ["DP estimator (solver)"] + [f"{lab}: {h}" for lab in mem_labels
+                                               for h in ("peak MB", "÷ sklearn peak", "÷ size of X")]
+        rows = []
+        for k in all_dp:
+            fam = fam_of[k]
+            cells = []
+            for lab in mem_labels:
+                r = results[lab]["dp"].get(k, {})
+                sk = results[lab]["sk"].get(fam, {})
+                m = r.get("mem")
+                xb = _x_bytes(results[lab])
+                cells += [fmt(m / 2**20, 2) if m else "n/a", fmt(_ratio(m, sk.get("mem")), 2) + "×" if m else "n/a",
+                          fmt(_ratio(m, xb), 2) + "×" if m and xb else "n/a"]
+            rows.append([k] + cells)
+        for fam in ("ridge", "lasso", "logistic-l2", "logistic-l1"):
+            cells = []
+            for lab in mem_labels:
+                sk = results[lab]["sk"].get(fam, {})
+                m = sk.get("mem")
+                xb = _x_bytes(results[lab])
+                cells += [fmt(m / 2**20, 2) if m else "n/a", "1×" if m else "n/a",
+                          fmt(_ratio(m, xb), 2) + "×" if m and xb else "n/a"]
+            if any(c != "n/a" for c in cells):
+                rows.append([f"(reference) sklearn {_counterpart(fam)[0]}"] + cells)
+        out.append(md_table(headers, rows) + "\n")
+
+    # per-iteration
+    it_labels = [lab for lab in all_labels if "matvec" in results[lab]]
+    if it_labels:
+        out.append(header_block("Per-iteration cost of iterative solvers", ctx, [
+            f"- datasets: {', '.join(it_labels)}",
+            f"- metric: marginal time per iteration, (t(max_iter={ITER_T[1]}) - t(max_iter={ITER_T[0]})) / "
+            f"{ITER_T[1] - ITER_T[0]} (medians), **divided by the time of one X^T (X w)** on the same X "
+            "(1 = one full gradient's worth of work per iteration)",
+            "- solvers whose fit does not run exactly max_iter iterations are treated as non-iterative and omitted"]))
+        headers = ["DP estimator (solver)"] + [f"{lab}: per-iter ÷ X^T(Xw)" for lab in it_labels]
+        rows = []
+        for k in all_dp:
+            cells = []
+            for lab in it_labels:
+                r = results[lab]["dp"].get(k, {})
+                pi = r.get("per_iter")
+                cells.append(f"{fmt(pi / results[lab]['matvec'], 2)}×" if pi is not None else "—")
+            if any(c != "—" for c in cells):
+                rows.append([k] + cells)
+        rows.append(["(reference) one X^T (X w)"] + [f"{results[lab]['matvec'] * 1e3:.2f} ms" for lab in it_labels])
+        out.append(md_table(headers, rows) + "\n")
+    return "\n".join(out)
+
+
+def _x_bytes(res):
+    return res.get("x_bytes")
+
+
+def _plot(ctx, results, ns):
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception:  # noqa: BLE001
+        return None
+    dense = [f"dense n={n}" for n in ns if f"dense n={n}" in results]
+    if len(dense) < 2:
+        return None
+    keys = []
+    for lab in dense:
+        for k in results[lab]["dp"]:
+            if k not in keys:
+                keys.append(k)
+    fig, ax = plt.subplots(figsize=(10.5, 4.8))
+    colors = plt.get_cmap("tab20").colors
+    for i, k in enumerate(keys):
+        xs, ys = [], []
+        for n, lab in zip(ns, dense):
+            r = results[lab]["dp"].get(k, {})
+            sk = results[lab]["sk"].get(r.get("family"), {})
+            rt = _ratio(r.get("time"), sk.get("time"))
+            if rt:
+                xs.append(n)
+                ys.append(rt)
+        if xs:
+            ax.plot(xs, ys, marker="os^vD<>pXh*"[i % 11], color=colors[i % len(colors)],
+                    label=k.replace("DPLogisticRegression", "DPLogReg"))
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n (dense, p = 50)")
+    ax.set_ylabel("fit time DP / scikit-learn")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fname = "speed_ratio.png"
+    fig.savefig(ctx.results_dir / fname, dpi=110)
+    plt.close(fig)
+    return fname
