@@ -142,7 +142,7 @@ def _plot(path, results, epsilons):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print(f"\n(matplotlib is not installed: no plot written; pip install 'dp-sklearn[demo]')")
+        print("\n(matplotlib is not installed: no plot written; pip install 'dp-sklearn[demo]')")
         return
     fig, axes = plt.subplots(1, 2, figsize=(13, 5))
     for ax, (task, metric, rows, baselines) in zip(axes, results):

@@ -11,7 +11,7 @@ from dp_accounting import dp_event
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _num_samples, validate_data
 
-from .._data import Problem, normalize_X, normalize_y
+from .._data import Problem, normalize_X
 from .._exact import minimize
 from .._sets import L2Ball, Unconstrained
 from ..solvers import SOLVERS, get_solver
@@ -131,6 +131,14 @@ class _DPLinearBase(BaseEstimator):
         return float(np.sqrt(n_features)) if ord_ == 2 else 3.0
 
     # ------------------------------------------------------------------ fitting
+    def _make_problem(self, X, y_internal, loss, l2_reg):
+        """Clip and normalize X with the public bound; return the Problem and data_norm."""
+        B = self._data_norm_value(X.shape[1])
+        Xt, x_norm, x_inf = normalize_X(X, B, getattr(self, "data_norm_ord", 2), self.fit_intercept)
+        row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
+                     else np.linalg.norm(Xt, axis=1))
+        return Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg), B
+
     def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, rng, budget_share=1.0, prior_events=(),
                **solver_kwargs):
         """Normalize X, run the solver (or the exact minimizer at epsilon=inf), set the DP attributes.
@@ -139,12 +147,8 @@ class _DPLinearBase(BaseEstimator):
         centering of y, which spent ``1 - budget_share`` of epsilon); they are composed
         into ``dp_event_`` and the whole event is recorded in the ledger.
         """
-        B = self._data_norm_value(X.shape[1])
-        ord_ = getattr(self, "data_norm_ord", 2)
-        Xt, x_norm, x_inf = normalize_X(X, B, ord_, self.fit_intercept)
-        row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
-                     else np.linalg.norm(Xt, axis=1))
-        problem = Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg)
+        problem, B = self._make_problem(X, y_internal, loss, l2_reg)
+        Xt, x_norm = problem.X, problem.x_norm
         if isinstance(constraint, Unconstrained) and "none" not in get_solver(solver).constraints:
             # An l2-ball solver on a penalized objective: the ball of radius 1 / x_norm keeps
             # every in-bound prediction inside the target range (public, data-independent).

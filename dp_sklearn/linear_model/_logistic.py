@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy.special import expit, softmax
-from sklearn.base import ClassifierMixin
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted

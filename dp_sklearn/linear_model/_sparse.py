@@ -13,14 +13,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from dp_accounting import dp_event
 from scipy.special import expit
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from .._data import Problem, normalize_X
 from .._losses import LogisticLoss
 from ..solvers import get_solver
 from ..solvers._ight import L0Set
@@ -98,12 +96,7 @@ class _SparseMixin:
         # epsilon = inf: the same algorithm without noise (non-private IGHT, Jain, Tewari &
         # Kar 2014, Wang & Gu's baseline; or exact top-s selection + exact restricted fit),
         # rather than the convex exact minimizer the base class uses. Mirrors _DPLinearBase._solve.
-        B = self._data_norm_value(X.shape[1])
-        ord_ = getattr(self, "data_norm_ord", 2)
-        Xt, x_norm, x_inf = normalize_X(X, B, ord_, self.fit_intercept)
-        row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
-                     else np.linalg.norm(Xt, axis=1))
-        problem = Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg)
+        problem, B = self._make_problem(X, y_internal, loss, l2_reg)
         res = get_solver(solver).func(
             problem, constraint, epsilon=np.inf, delta=float(self.delta), rng=rng, max_iter=self.max_iter,
             tol=self.tol, l2_reg=l2_reg, clip_norm=self.clip_norm, accounting=self.accounting, **solver_kwargs,

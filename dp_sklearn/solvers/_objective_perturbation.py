@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, gaussian_noise_multiplier
