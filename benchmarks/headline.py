@@ -128,5 +128,15 @@ def write_headline(ctx, timings, total):
         out += ["## Provenance", "", md_table(["section", "command", "wall time", "finished"],
                                                [[k, f"`{v['command']}`", f"{v['wall_s']:.0f} s", v["finished"]]
                                                 for k, v in cmds.items()]), ""]
-    (ctx.results_dir / "HEADLINE.md").write_text("\n".join(out))
+    text = "\n".join(out)
+    (ctx.results_dir / "HEADLINE.md").write_text(text)
     print(f"  wrote {ctx.results_dir / 'HEADLINE.md'}", flush=True)
+    # benchmarks/results/HEADLINE.md is the file the top-level README copies: a quick run fills
+    # it only while no full run has written it (the text says which mode produced it).
+    from .common import RESULTS_DIR
+
+    top = RESULTS_DIR / "HEADLINE.md"
+    if ctx.quick and ctx.results_dir.resolve() == (RESULTS_DIR / "quick").resolve():
+        if not top.exists() or "(quick mode)" in top.read_text():
+            top.write_text(text)
+            print(f"  wrote {top} (quick-mode numbers; a full run replaces them)", flush=True)

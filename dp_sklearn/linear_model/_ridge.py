@@ -49,10 +49,15 @@ def _private_center(y, bounds, epsilon, rng):
     """
     low, high = bounds
     n = y.shape[0]
-    eps_c = Y_CENTER_SHARE * float(epsilon)
-    c = float(np.clip(np.mean(np.clip(y, low, high)) + rng.laplace(scale=(high - low) / (n * eps_c)), low, high))
+    mean = float(np.mean(np.clip(y, low, high)))
+    if epsilon == np.inf:
+        c, event = mean, None
+    else:
+        eps_c = Y_CENTER_SHARE * float(epsilon)
+        c = float(np.clip(mean + rng.laplace(scale=(high - low) / (n * eps_c)), low, high))
+        event = dp_event.LaplaceDpEvent(1.0 / eps_c)
     r = max(high - c, c - low)
-    return (c - r, c + r), dp_event.LaplaceDpEvent(1.0 / eps_c)
+    return (c - r, c + r), event
 
 
 class _DPRegressorBase(RegressorMixin, _DPLinearBase):
@@ -82,7 +87,8 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         self.bounds_y_ = bounds  # public: the hyperparameter (or its documented default)
         rng = _make_rng(self.random_state)  # the one Generator of this fit (SPEC P6)
         center_event = None
-        if self.fit_intercept and self.epsilon != np.inf:
+        if self.fit_intercept:
+            # epsilon = inf: the exact mean, the limit of the private one (same objective).
             bounds, center_event = _private_center(y, bounds, self.epsilon, rng)
         yt, mid, half = normalize_y(y, bounds)
         B = self._data_norm_value(X.shape[1])

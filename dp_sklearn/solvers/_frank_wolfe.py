@@ -28,8 +28,9 @@ from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
 from ._base import SolverResult, register
 
 
-#: floor on the default number of Frank-Wolfe steps
+#: floor and cap on the default number of Frank-Wolfe steps (each is a full gradient)
 MIN_ITER = 100
+MAX_ITER = 3000
 
 
 def gradient_linf_bound(problem, constraint):
@@ -53,7 +54,7 @@ def default_n_iter(problem, constraint, epsilon):
     L1 = gradient_linf_bound(problem, constraint)
     epsilon = min(float(epsilon), 1e6)  # epsilon = inf (non-private run): the cap below applies
     T = (gamma * problem.n * epsilon) ** (2 / 3) / (L1 * R) ** (2 / 3)
-    return int(min(max(math.ceil(T), MIN_ITER), 10000))
+    return int(min(max(math.ceil(T), MIN_ITER), MAX_ITER))
 
 
 def advanced_composition_epsilon0(epsilon, delta, T):

@@ -67,7 +67,7 @@ def objective_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8
     zeta = _zeta(problem, constraint)
     lam_hess = loss.curvature * problem.x_norm**2
     # Jacobian: rank * log(1 + lam_hess / Delta) <= eps1 / 2.
-    delta_min = lam_hess / math.expm1(eps1 / (2 * loss.hessian_rank))
+    delta_min = lam_hess / math.expm1(min(eps1 / (2 * loss.hessian_rank), 700.0))  # no overflow at huge eps
     if delta > 0:
         sigma = 2 * zeta * math.sqrt(8 * math.log(2 / delta1) + 4 * eps1) / eps1
         b = rng.normal(0.0, sigma, size=dim)
