@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from dp_accounting import dp_event
 
-__all__ = ["SolverResult", "register", "get_solver", "SOLVERS", "norm_gamma_noise"]
+__all__ = ["SolverResult", "register", "get_solver", "SOLVERS", "norm_gamma_noise", "gaussian_steps_event"]
 
 
 @dataclass
@@ -85,3 +85,10 @@ def norm_gamma_noise(rng, dim, scale):
     u = rng.standard_normal(dim)
     u /= np.linalg.norm(u)
     return rng.gamma(shape=dim, scale=scale) * u
+
+
+def gaussian_steps_event(z, T, epsilon):
+    """Event and epsilon of T Gaussian releases with multiplier ``z`` (``z == 0``: non-private)."""
+    if z > 0:
+        return dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), int(T)), float(epsilon)
+    return dp_event.NonPrivateDpEvent(), float("inf")

@@ -32,11 +32,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 
 from .._accounting import composed_gaussian_noise_multiplier
 from .._sets import L2Ball, Unconstrained
-from ._base import SolverResult, register
+from ._base import SolverResult, gaussian_steps_event, register
 from ._ight import _check_gaussian_delta
 from ._noisy_gd import default_clip_norm
 
@@ -115,11 +114,6 @@ def frank_wolfe_gaussian(problem, constraint, *, epsilon, delta, rng, max_iter=N
         g = g / n + l2_reg * theta
         mu = 2.0 / (t + 2.0)
         theta = (1.0 - mu) * theta + mu * constraint.lmo(g)
-    if z > 0:
-        event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
-        eps_out = float(epsilon)
-    else:
-        event = dp_event.NonPrivateDpEvent()
-        eps_out = float("inf")
+    event, eps_out = gaussian_steps_event(z, T, epsilon)
     return SolverResult(theta, event, eps_out, float(delta), T, z,
                         {"clip_norm": C, "sigma": sigma, "radius": constraint.radius})

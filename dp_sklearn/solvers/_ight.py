@@ -31,10 +31,9 @@ import math
 import numbers
 
 import numpy as np
-from dp_accounting import dp_event
 
 from .._accounting import composed_gaussian_noise_multiplier
-from ._base import SolverResult, register
+from ._base import SolverResult, gaussian_steps_event, register
 from ._noisy_gd import default_clip_norm
 
 __all__ = ["L0Set", "ight", "default_n_iter", "default_step_sizes", "paper_noise_multiplier"]
@@ -262,11 +261,6 @@ def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=N
     if AVERAGE_OUTPUT and sigma > 0:
         # Post-processing: hard-threshold the suffix average of the iterates.
         theta = constraint.hard_threshold(avg / (T - start))
-    if z > 0:
-        event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
-        eps_out = float(epsilon)
-    else:
-        event = dp_event.NonPrivateDpEvent()
-        eps_out = float("inf")
+    event, eps_out = gaussian_steps_event(z, T, epsilon)
     return SolverResult(theta, event, eps_out, float(delta), T, z,
                         {"clip_norm": C, "sigma": sigma, "step_size": eta, "accounting": accounting})

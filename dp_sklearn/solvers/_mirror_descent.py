@@ -47,12 +47,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 from scipy.special import logsumexp
 
 from .._accounting import composed_gaussian_noise_multiplier
 from .._sets import L1Ball, L2Ball, Unconstrained
-from ._base import SolverResult, register
+from ._base import SolverResult, gaussian_steps_event, register
 from ._ight import _check_gaussian_delta
 from ._noisy_gd import default_clip_norm
 
@@ -161,12 +160,7 @@ def mirror_descent(problem, constraint, *, epsilon, delta, rng, max_iter=None, c
             theta = constraint.project(theta - eta * g)
         avg += theta
     coef = avg / T
-    if z > 0:
-        event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
-        eps_out = float(epsilon)
-    else:
-        event = dp_event.NonPrivateDpEvent()
-        eps_out = float("inf")
+    event, eps_out = gaussian_steps_event(z, T, epsilon)
     return SolverResult(coef, event, eps_out, float(delta), T, z,
                         {"clip_norm": C, "sigma": sigma, "step_size": eta,
                          "mirror_map": "entropic" if entropic else "euclidean", "radius": R})
