@@ -81,6 +81,9 @@ class _DPLinearBase(BaseEstimator):
     """Shared fit template; subclasses declare the model (see the module docstring)."""
 
     _loss_names: tuple = ("squared",)
+    #: defaults of the hyperparameters that only some estimators expose
+    data_norm_ord = 2
+    batch_size = None
 
     # ------------------------------------------------------------ declarations
     def _constraint_name(self):
@@ -117,7 +120,7 @@ class _DPLinearBase(BaseEstimator):
             pure = [s for s in allowed if SOLVERS[s].pure_dp]
             raise ValueError(f"delta=0 (pure DP) is not supported by solver={solver!r}; use delta > 0 or one of the "
                              f"solvers that accept delta=0: {pure}.")
-        batch_size = self.get_params(deep=False).get("batch_size")
+        batch_size = self.batch_size
         if batch_size is not None:
             takes = [s for s in allowed if "batch_size" in SOLVERS[s].params]
             if "batch_size" not in spec.params:
@@ -140,7 +143,7 @@ class _DPLinearBase(BaseEstimator):
     def _data_norm_value(self, n_features):
         if self.data_norm is not None:
             return float(self.data_norm)
-        return float(np.sqrt(n_features)) if self.get_params().get("data_norm_ord", 2) == 2 else 3.0
+        return float(np.sqrt(n_features)) if self.data_norm_ord == 2 else 3.0
 
     # ------------------------------------------------------------ the template
     @_fit_context(prefer_skip_nested_validation=True)
@@ -164,7 +167,7 @@ class _DPLinearBase(BaseEstimator):
         spec = self._check_solver(X.shape[0])
         y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
         B = self._data_norm_value(X.shape[1])
-        Xt, x_norm, x_inf = normalize_X(X, B, self.get_params().get("data_norm_ord", 2), self.fit_intercept)
+        Xt, x_norm, x_inf = normalize_X(X, B, self.data_norm_ord, self.fit_intercept)
         l2_reg = self._l2_reg(X.shape[0], B)
         constraint = self._feasible_set()
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
