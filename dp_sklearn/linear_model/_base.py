@@ -208,8 +208,7 @@ class _DPLinearBase(BaseEstimator):
 
     def _plan(self, spec, public, constraint):
         """The solver's keyword arguments, its plan (None at epsilon = inf) and the fit's events."""
-        params = self.get_params(deep=False)
-        kwargs = {p: params[p] for p in spec.params if p in params}
+        kwargs = {p: getattr(self, p) for p in spec.params if p in self._parameter_constraints}
         if "l2_reg" in spec.params:
             kwargs["l2_reg"] = public.l2_reg
         if self.epsilon == np.inf:
