@@ -140,8 +140,9 @@ class DPRidge(_DPRegressorBase):
     solver : str, default="noisy_gd"
         Private mechanism: one of the registered solvers for the squared loss with an
         l2 penalty (``"noisy_gd"``, ``"output_perturbation"``,
-        ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``
-        and any solver registered later; see the README's solver table). Solvers that
+        ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``,
+        ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
+        registered later; see the README's solver table). Solvers that
         need a bounded set work over the l2 ball of radius 1 / ||x_t|| bound, on which
         every in-bound prediction stays within ``bounds_y``.
     fit_intercept : bool, default=True
