@@ -1,4 +1,4 @@
-"""Per-example GLM losses l(theta; x, y) = phi(<x, theta>, y) and their constants (SPEC Part 2).
+"""Per-example GLM losses l(theta; x, y) = phi(<x, theta>, y) and their constants (see ``docs/privacy.md``).
 
 Coefficients are handled as a flat vector ``theta`` of size ``n_features * n_outputs``
 (``n_outputs = 1`` for the squared and logistic losses, ``K`` for the multinomial

@@ -1,10 +1,16 @@
-"""Feasible sets: projection, linear minimization oracle, hard thresholding (SPEC Part 4)."""
+"""Feasible sets: projection, linear minimization oracle, hard thresholding.
+
+Also :func:`bounded_domain`, the one place that decides which l2 ball replaces
+:class:`Unconstrained` where a mechanism needs a bounded domain.
+"""
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
-__all__ = ["L1Ball", "L2Ball", "Unconstrained", "project_l1_ball"]
+__all__ = ["L0Set", "L1Ball", "L2Ball", "Unconstrained", "bounded_domain", "project_l1_ball"]
 
 
 def project_l1_ball(v, radius):
@@ -86,3 +92,98 @@ class L1Ball:
     def margin_bound(self, x_norm, x_inf):
         """sup |<x, theta>| over ||theta||_1 <= radius and ||x||_inf <= x_inf (Holder)."""
         return self.radius * x_inf
+
+
+class L0Set:
+    """The l0 "ball" {theta : ||theta_head||_0 <= s}, with free trailing coordinates.
+
+    A non-convex feasible set: its Euclidean projection is hard thresholding H_s
+    (Wang & Gu 2019, eq. 4.1): keep the ``n_nonzero_coefs`` entries of largest
+    magnitude among the first ``dim - n_free`` coordinates and zero the others.
+
+    The last ``n_free`` coordinates are never thresholded and do not count toward s.
+    dp_sklearn puts the intercept in the last column of the normalized design
+    (:func:`dp_sklearn._data.normalize_X`), so ``n_free=1`` when ``fit_intercept``:
+    ``n_nonzero_coefs`` counts features, as in scikit-learn's
+    :class:`~sklearn.linear_model.OrthogonalMatchingPursuit`, where the intercept is
+    not one of the ``n_nonzero_coefs`` atoms.
+
+    Parameters
+    ----------
+    n_nonzero_coefs : int
+        Sparsity level s (>= 1).
+    n_free : int, default=0
+        Number of trailing coordinates that are kept unconditionally.
+    """
+
+    name = "l0"
+    radius = np.inf
+
+    def __init__(self, n_nonzero_coefs, n_free=0):
+        if not isinstance(n_nonzero_coefs, numbers.Integral) or n_nonzero_coefs < 1:
+            raise ValueError(f"n_nonzero_coefs must be an int >= 1, got {n_nonzero_coefs!r}.")
+        self.n_nonzero_coefs = int(n_nonzero_coefs)
+        self.n_free = int(n_free)
+
+    def n_head(self, dim):
+        """Number of thresholded coordinates."""
+        return dim - self.n_free
+
+    def support(self, v):
+        """Indices of the kept head coordinates (the s largest magnitudes), sorted."""
+        m = v.size - self.n_free
+        s = self.n_nonzero_coefs
+        if s >= m:
+            return np.arange(m)
+        idx = np.argpartition(np.abs(v[:m]), m - s)[m - s:]
+        return np.sort(idx)
+
+    def hard_threshold(self, v):
+        """H_s(v): zero every head coordinate outside the top-s magnitudes (O(dim))."""
+        m = v.size - self.n_free
+        if self.n_nonzero_coefs >= m:
+            return v.copy()
+        out = np.zeros_like(v)
+        idx = self.support(v)
+        out[idx] = v[idx]
+        out[m:] = v[m:]
+        return out
+
+    project = hard_threshold
+
+    def l2_radius(self):
+        return np.inf
+
+
+def bounded_domain(constraint, loss_name, x_norm, radius=None):
+    """The feasible set a mechanism uses when it needs a bounded one (the one place this is decided).
+
+    Parameters
+    ----------
+    constraint : feasible set
+        Returned unchanged unless it is :class:`Unconstrained` (an estimator with an
+        explicit l2 penalty).
+    loss_name : str
+        Name of the loss.
+    x_norm : float
+        Public bound on the l2 norm of a normalized row.
+    radius : float, default=None
+        A public radius (a hyperparameter, e.g. ``DPLogisticRegression(radius=...)`` or
+        objective perturbation's ``coef_radius``).
+
+    Returns
+    -------
+    constraint : feasible set
+        ``L2Ball(radius)`` when ``radius`` is given; for the squared loss without a
+        radius, ``L2Ball(1 / x_norm)``: every in-bound row then has
+        ``|<x, theta>| <= 1``, so in-bound predictions stay within the public target
+        range (targets are mapped to [-1, 1]); otherwise ``constraint`` unchanged (the
+        logistic losses have bounded gradients and need no ball). Data-independent.
+    """
+    if not isinstance(constraint, Unconstrained):
+        return constraint
+    if radius is not None:
+        return L2Ball(radius)
+    if loss_name == "squared":
+        return L2Ball(1.0 / x_norm)
+    return constraint

@@ -20,7 +20,7 @@ from dp_sklearn._exact import minimize
 from dp_sklearn._losses import SquaredLoss
 from dp_sklearn._sets import L1Ball, L2Ball
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
-from dp_sklearn.solvers import SOLVERS, _frank_wolfe_gaussian, _mirror_descent
+from dp_sklearn.solvers import SOLVERS, _common, _frank_wolfe_gaussian, _mirror_descent
 from dp_sklearn.solvers._frank_wolfe import frank_wolfe
 from dp_sklearn.solvers._frank_wolfe_gaussian import frank_wolfe_gaussian
 from dp_sklearn.solvers._mirror_descent import mirror_descent
@@ -107,9 +107,9 @@ def test_audit_calibrated_passes(case):
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_audit_catches_undernoised(case, monkeypatch):
-    module, solver, constraint = CASES[case]
-    real = module.composed_gaussian_noise_multiplier
-    monkeypatch.setattr(module, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 8)
+    _, solver, constraint = CASES[case]
+    real = _common.composed_gaussian_noise_multiplier  # the shared T-Gaussian-steps calibration
+    monkeypatch.setattr(_common, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 8)
     D, D_prime = glm_worst_case_pair(10, 2)
     res = audit_epsilon(_mechanism(solver, constraint, 1), D, D_prime, n_samples=4000, delta=DELTA,
                         random_state=0)
@@ -155,13 +155,13 @@ def test_mirror_descent_epsilon_inf_converges_to_the_exact_minimizer(constraint)
     assert f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact) < 5e-4  # O(D / (eta T)) averaging bias
 
 
-@pytest.mark.parametrize("solver, constraint", [(frank_wolfe_gaussian, L2Ball(0.6)), (frank_wolfe, L1Ball(0.6))])
-def test_frank_wolfe_epsilon_inf_converges_to_the_exact_minimizer(solver, constraint):
+@pytest.mark.parametrize("solver, constraint, kw", [(frank_wolfe_gaussian, L2Ball(0.6), {"clip_norm": 2.0}),
+                                                    (frank_wolfe, L1Ball(0.6), {})])
+def test_frank_wolfe_epsilon_inf_converges_to_the_exact_minimizer(solver, constraint, kw):
     X, y = lasso_data(n=500, p=10, seed=1)
     prob = make_problem(X, y, data_norm=math.sqrt(10))
     exact = minimize(prob, constraint, tol=1e-10)
-    res = solver(prob, constraint, epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(0), max_iter=2000,
-                 clip_norm=2.0)
+    res = solver(prob, constraint, epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(0), max_iter=2000, **kw)
     assert isinstance(res.event, dp_event.NonPrivateDpEvent)
     f = prob.loss.value
     assert f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact) < 1e-4

@@ -20,7 +20,7 @@ from dp_sklearn._accounting import (EpsilonDeltaDpEvent, composed_gaussian_noise
 from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._losses import SquaredLoss
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
-from dp_sklearn.solvers import SOLVERS, _ight, _two_stage
+from dp_sklearn.solvers import SOLVERS, _common, _ight, _two_stage
 from dp_sklearn.solvers._ight import L0Set, default_step_sizes, ight, paper_noise_multiplier
 from dp_sklearn.solvers._two_stage import two_stage
 
@@ -130,8 +130,8 @@ def test_ight_audit_calibrated_passes():
 
 
 def test_ight_audit_catches_undernoised(monkeypatch):
-    real = _ight.composed_gaussian_noise_multiplier
-    monkeypatch.setattr(_ight, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 8)
+    real = _common.composed_gaussian_noise_multiplier
+    monkeypatch.setattr(_common, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 8)
     D, D_prime = glm_worst_case_pair(10, 2)
     res = audit_epsilon(_ight_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
     assert res.epsilon_lower > EPS

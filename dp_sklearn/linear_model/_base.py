@@ -1,120 +1,136 @@
-"""Glue shared by the DP estimators: validation, bounds, solver dispatch, back-transform."""
+"""The one fit template of every DP estimator, and the shared parameter constraints.
+
+``fit`` (a) validates the hyperparameters (``_parameter_constraints``) and the data,
+(b) builds the normalized problem with the public bounds, (c) asks the feasible set and
+the loss for what the mechanism needs and lets the mechanism *plan* from public values
+only, (d) reserves the exact planned event in the ledger and runs the mechanism, (e)
+records the event, (f) maps the coefficients back to the units of X and y.
+
+An estimator is a declaration: its loss family (``_loss_names``), its feasible set or
+penalty (``_feasible_set``, ``_l2_reg``), its default solver and its docstring.
+"""
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from dp_accounting import dp_event
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
 
 from .._data import Problem, normalize_X
 from .._exact import minimize
-from .._sets import L2Ball, Unconstrained
+from .._sets import Unconstrained, bounded_domain
+from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
+from ..solvers._base import PublicProblem
+
+#: solvers whose non-private path (epsilon = inf) is the same algorithm without noise;
+#: every other solver's epsilon = inf fit is the exact minimizer of the same objective
+_RUNS_AT_INF = ("l0",)
 
 
 def _make_rng(random_state):
-    """One numpy Generator per fit (SPEC P6): None draws fresh OS entropy."""
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.integer)):
+    """One numpy Generator per fit: None draws fresh OS entropy.
+
+    An int ``s`` gives ``np.random.default_rng(s)``; a Generator is used as is; a
+    ``RandomState`` is reduced to 128 bits drawn from it (a ``SeedSequence``), never
+    to a brute-forceable 31-bit seed.
+    """
+    if random_state is None or isinstance(random_state, (Integral, np.integer)):
         return np.random.default_rng(random_state)
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+        entropy = random_state.randint(0, 2**32, size=4, dtype=np.uint64)
+        return np.random.default_rng(np.random.SeedSequence([int(v) for v in entropy]))
     raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}.")
 
 
-def _check_positive(name, value, *, allow_inf=False, allow_zero=False, allow_none=False):
-    if value is None and allow_none:
-        return
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and not np.isnan(value)
-    if ok:
-        ok = (value >= 0 if allow_zero else value > 0) and (allow_inf or np.isfinite(value))
-    if not ok:
-        rng = ">= 0" if allow_zero else "> 0"
-        fin = "" if allow_inf else " and finite"
-        raise ValueError(f"{name} must be a real number {rng}{fin}, got {value!r}.")
+def solvers_for(constraint_name, loss_names):
+    """Registered solvers that serve this feasible set (or penalty) and every loss, in registry order."""
+    return [name for name, spec in SOLVERS.items() if spec.supports(constraint_name, loss_names)]
+
+
+#: |epsilon| above this (finite) overflows the calibrations
+MAX_FINITE_EPSILON = 1e100
+#: data_norm outside [1 / DATA_NORM_RANGE, DATA_NORM_RANGE] under/overflows the normalization
+DATA_NORM_RANGE = 1e100
+
+PRIVACY_CONSTRAINTS = {
+    "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"), Options(Real, {np.inf})],
+    "delta": [Interval(Real, 0, 1, closed="left")],
+    "data_norm": [Interval(Real, 1.0 / DATA_NORM_RANGE, DATA_NORM_RANGE, closed="both"), None],
+    "fit_intercept": ["boolean"],
+    "max_iter": [Interval(Integral, 1, None, closed="left"), None],
+    "tol": [Interval(Real, 0, np.inf, closed="neither")],
+    "clip_norm": [Interval(Real, 0, np.inf, closed="neither"), None],
+    "accounting": [StrOptions({"tight", "paper"})],
+    "ledger": [PrivacyLedger, None],
+    "random_state": ["random_state", np.random.Generator],
+}
+DATA_NORM_ORD = {"data_norm_ord": [Options(Real, {2, np.inf})]}
+BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), None]}
 
 
 class _DPLinearBase(BaseEstimator):
-    """Shared fit logic. Subclasses define ``_loss``, ``_constraint``, ``_l2_reg`` and ``_solvers``."""
+    """Shared fit template; subclasses declare the model (see the module docstring)."""
 
-    _default_data_norm_doc = "sqrt(n_features)"
+    _loss_names: tuple = ("squared",)
+    #: defaults of the hyperparameters that only some estimators expose
+    data_norm_ord = 2
+    batch_size = None
 
-    # ------------------------------------------------------------------ validation
-    def _validate_privacy_params(self, n_samples):
-        _check_positive("epsilon", self.epsilon, allow_inf=True)
-        delta = self.delta
-        if not (isinstance(delta, numbers.Real) and not isinstance(delta, bool) and 0 <= delta < 1):
-            raise ValueError(f"delta must be a probability in [0, 1), got {delta!r}.")
-        solver = self._resolved_solver()
-        allowed = self._allowed_solvers()
-        if solver not in allowed:
-            raise ValueError(f"solver must be one of {allowed} for {self._describe()}, got {solver!r}.")
-        spec = get_solver(solver)
-        if delta == 0 and not spec.pure_dp and self.epsilon != np.inf:
-            pure = [s for s in allowed if SOLVERS[s].pure_dp]
-            raise ValueError(
-                f"delta=0 (pure DP) is not supported by solver={solver!r}; use delta > 0 or one of the "
-                f"solvers that accept delta=0: {pure}."
-            )
-        if delta > 0 and delta >= 1.0 / n_samples:
-            warnings.warn(
-                f"delta={delta:g} >= 1/n_samples={1.0 / n_samples:.3g}: such a delta allows releasing a "
-                "record outright; choose delta much smaller than 1/n_samples.",
-                UserWarning,
-                stacklevel=3,
-            )
-        _check_positive("data_norm", self.data_norm, allow_none=True)
-        if getattr(self, "data_norm_ord", 2) not in (2, np.inf):
-            raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {self.data_norm_ord!r}.")
-        if self.max_iter is not None and not (
-            isinstance(self.max_iter, numbers.Integral) and not isinstance(self.max_iter, bool) and self.max_iter >= 1
-        ):
-            raise ValueError(f"max_iter must be None or an int >= 1, got {self.max_iter!r}.")
-        _check_positive("tol", self.tol)
-        if self.accounting not in ("tight", "paper"):
-            raise ValueError(f"accounting must be 'tight' or 'paper', got {self.accounting!r}.")
-        _check_positive("clip_norm", self.clip_norm, allow_none=True)
-        batch_size = getattr(self, "batch_size", None)
-        if batch_size is not None:
-            if not (isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool)
-                    and 1 <= batch_size <= n_samples):
-                raise ValueError(f"batch_size must be None or an int in [1, n_samples={n_samples}], got {batch_size!r}.")
-            if solver != "noisy_gd":
-                raise ValueError(f"batch_size is used only by solver='noisy_gd', got solver={solver!r}.")
-        ledger = getattr(self, "ledger", None)
-        if ledger is not None:
-            # Raises before any mechanism touches the data if the requested budget
-            # would exceed the ledger's cap.
-            ledger.check(float(self.epsilon), float(self.delta), label=type(self).__name__)
-        return solver
+    # ------------------------------------------------------------ declarations
+    def _constraint_name(self):
+        return "none"
+
+    def _feasible_set(self):
+        return Unconstrained()
+
+    def _l2_reg(self, n_samples, data_norm):
+        return 0.0
+
+    def _ball_radius(self):
+        """Radius of the l2 ball served to a solver without ``"none"`` (None: see bounded_domain)."""
+        return None
 
     def _resolved_solver(self):
         return self.solver
-
-    # Subclasses say which feasible set and loss family they fit; the solvers that
-    # support both come from the registry, so a new mechanism needs no estimator change.
-    _loss_names: tuple = ("squared",)
-
-    def _constraint_name(self):
-        return "none"
 
     def _describe(self):
         return type(self).__name__
 
     def _allowed_solvers(self):
-        cname = self._constraint_name()
-        out = []
-        for name, spec in SOLVERS.items():
-            fits_set = cname in spec.constraints or (cname == "none" and "l2" in spec.constraints)
-            if fits_set and all(loss in spec.losses for loss in self._loss_names):
-                out.append(name)
-        return out
+        return solvers_for(self._constraint_name(), self._loss_names)
+
+    # ------------------------------------------------------------ validation
+    def _check_solver(self, n_samples):
+        """The solver's spec, after the checks that depend on several parameters."""
+        solver = self._resolved_solver()
+        allowed = self._allowed_solvers()
+        if solver not in allowed:
+            raise ValueError(f"solver must be one of {allowed} for {self._describe()}, got {solver!r}.")
+        spec = get_solver(solver)
+        if self.delta == 0 and not spec.pure_dp and self.epsilon != np.inf:
+            pure = [s for s in allowed if SOLVERS[s].pure_dp]
+            raise ValueError(f"delta=0 (pure DP) is not supported by solver={solver!r}; use delta > 0 or one of the "
+                             f"solvers that accept delta=0: {pure}.")
+        batch_size = self.batch_size
+        if batch_size is not None:
+            takes = [s for s in allowed if "batch_size" in SOLVERS[s].params]
+            if "batch_size" not in spec.params:
+                raise ValueError(f"batch_size is used only by solver in {takes}, got solver={solver!r}.")
+            if batch_size > n_samples:
+                raise ValueError(f"batch_size must be None or an int in [1, n_samples={n_samples}], got {batch_size!r}.")
+        if self.delta > 0 and self.delta >= 1.0 / n_samples:
+            warnings.warn(f"delta={self.delta:g} >= 1/n_samples={1.0 / n_samples:.3g}: such a delta allows releasing "
+                          "a record outright; choose delta much smaller than 1/n_samples.", UserWarning, stacklevel=4)
+        return spec
 
     def _validate_X_y(self, X, y, **kwargs):
         if y is None:
@@ -127,58 +143,105 @@ class _DPLinearBase(BaseEstimator):
     def _data_norm_value(self, n_features):
         if self.data_norm is not None:
             return float(self.data_norm)
-        ord_ = getattr(self, "data_norm_ord", 2)
-        return float(np.sqrt(n_features)) if ord_ == 2 else 3.0
+        return float(np.sqrt(n_features)) if self.data_norm_ord == 2 else 3.0
 
-    # ------------------------------------------------------------------ fitting
-    def _make_problem(self, X, y_internal, loss, l2_reg):
-        """Clip and normalize X with the public bound; return the Problem and data_norm."""
-        B = self._data_norm_value(X.shape[1])
-        Xt, x_norm, x_inf = normalize_X(X, B, getattr(self, "data_norm_ord", 2), self.fit_intercept)
-        row_norms = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
-                     else np.linalg.norm(Xt, axis=1))
-        return Problem(Xt, y_internal, loss, x_norm, x_inf, row_norms, l2_reg), B
+    # ------------------------------------------------------------ the template
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the model with the private solver.
 
-    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, rng, budget_share=1.0, prior_events=(),
-               **solver_kwargs):
-        """Normalize X, run the solver (or the exact minimizer at epsilon=inf), set the DP attributes.
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; CSR input is never densified.
+        y : array-like of shape (n_samples,)
+            Target values (regressors) or class labels (classifiers).
 
-        ``prior_events`` are releases this fit made before the solver (e.g. the private
-        centering of y, which spent ``1 - budget_share`` of epsilon); they are composed
-        into ``dp_event_`` and the whole event is recorded in the ledger.
+        Returns
+        -------
+        self : object
+            The fitted estimator.
         """
-        problem, B = self._make_problem(X, y_internal, loss, l2_reg)
-        Xt, x_norm = problem.X, problem.x_norm
-        if isinstance(constraint, Unconstrained) and "none" not in get_solver(solver).constraints:
-            # An l2-ball solver on a penalized objective: the ball of radius 1 / x_norm keeps
-            # every in-bound prediction inside the target range (public, data-independent).
-            constraint = L2Ball(1.0 / x_norm)
-        ledger = getattr(self, "ledger", None)
-        if self.epsilon == np.inf:
-            theta = minimize(problem, constraint, l2_reg=l2_reg, tol=self.tol)
-            self.dp_event_ = dp_event.NonPrivateDpEvent()
-            self.epsilon_, self.delta_ = float("inf"), float(self.delta)
-            self.n_iter_ = 1
-        else:
-            res = get_solver(solver).func(
-                problem, constraint, epsilon=budget_share * float(self.epsilon), delta=float(self.delta), rng=rng,
-                max_iter=self.max_iter, tol=self.tol, l2_reg=l2_reg, clip_norm=self.clip_norm,
-                accounting=self.accounting, batch_size=getattr(self, "batch_size", None), **solver_kwargs,
-            )
-            theta = res.coef
-            if loss.name == "squared" and isinstance(constraint, Unconstrained):
-                # Post-processing: predictions for in-bound x stay within bounds_y.
-                theta = L2Ball(1.0 / x_norm).project(theta)
-            self.dp_event_ = dp_event.ComposedDpEvent([*prior_events, res.event]) if prior_events else res.event
-            self.epsilon_ = float(self.epsilon) if prior_events else res.epsilon
-            self.delta_ = res.delta
-            self.n_iter_ = res.n_iter
-        self.solver_ = solver
+        self._check_model_params()
+        X, y = self._validate_X_y(X, y, **self._y_validation)
+        spec = self._check_solver(X.shape[0])
+        y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
+        B = self._data_norm_value(X.shape[1])
+        Xt, x_norm, x_inf = normalize_X(X, B, self.data_norm_ord, self.fit_intercept)
+        l2_reg = self._l2_reg(X.shape[0], B)
+        constraint = self._feasible_set()
+        if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
+            constraint = bounded_domain(constraint, loss.name, x_norm, radius=self._ball_radius())
+        public = PublicProblem(X.shape[0], Xt.shape[1] * loss.n_outputs, x_norm, x_inf, loss, l2_reg)
+        plan, kwargs, events = self._plan(spec, public, constraint)
+        event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
+        ledger = self.ledger
+        if ledger is not None:  # the exact planned event; nothing has been drawn yet
+            ledger.check(float(self.epsilon), float(self.delta), event=event, label=type(self).__name__)
+        drawn = False
+        try:
+            rng = _make_rng(self.random_state)  # the one Generator of this fit
+            drawn = True
+            y_t, target_map = self._transform_targets(y_enc, rng)
+            row_norms = _row_norms(Xt)
+            problem = Problem(Xt, y_t, loss, x_norm, x_inf, row_norms, l2_reg)
+            theta, n_iter = self._run(spec, problem, constraint, plan, kwargs, rng)
+        except BaseException:
+            if ledger is not None and not drawn:
+                ledger.cancel_pending()
+            raise
+        self._set_dp_attributes(spec, event, plan, n_iter)
         if ledger is not None:
             ledger.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
         K = loss.n_outputs
         Theta = theta.reshape(Xt.shape[1], K)
         p = X.shape[1]
-        coef = Theta[:p] / B
-        intercept = Theta[p] if self.fit_intercept else np.zeros(K)
-        return coef, intercept
+        self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(K), target_map)
+        return self
+
+    def _prior_events(self):
+        """Releases this fit makes before the solver (e.g. the private mean of y)."""
+        return ()
+
+    def _solver_epsilon(self):
+        return float(self.epsilon)
+
+    def _plan(self, spec, public, constraint):
+        """The solver's keyword arguments, its plan (None at epsilon = inf) and the fit's events."""
+        kwargs = {p: getattr(self, p) for p in spec.params if p in self._parameter_constraints}
+        if "l2_reg" in spec.params:
+            kwargs["l2_reg"] = public.l2_reg
+        if self.epsilon == np.inf:
+            return None, kwargs, [dp_event.NonPrivateDpEvent()]
+        plan = spec.plan(public, constraint, epsilon=self._solver_epsilon(), delta=float(self.delta), **kwargs)
+        return plan, kwargs, [*self._prior_events(), plan.event]
+
+    def _run(self, spec, problem, constraint, plan, kwargs, rng):
+        """Run the mechanism (or its non-private path at epsilon = inf); returns (theta, n_iter)."""
+        if plan is None:
+            if any(c in spec.constraints for c in _RUNS_AT_INF):
+                res = spec.func(problem, constraint, epsilon=np.inf, delta=float(self.delta), rng=rng, **kwargs)
+                return res.coef, res.n_iter
+            return minimize(problem, constraint, l2_reg=problem.l2_reg, tol=self.tol), 1
+        res = spec.func(problem, constraint, epsilon=plan.epsilon, delta=plan.delta, rng=rng, plan=plan, **kwargs)
+        theta = res.coef
+        if problem.loss.name == "squared" and isinstance(constraint, Unconstrained):
+            # Post-processing: predictions for in-bound x stay within bounds_y.
+            theta = bounded_domain(constraint, "squared", problem.x_norm).project(theta)
+        return theta, res.n_iter
+
+    def _set_dp_attributes(self, spec, event, plan, n_iter):
+        self.dp_event_ = event
+        if plan is None:
+            self.epsilon_, self.delta_ = float("inf"), float(self.delta)
+        else:
+            self.epsilon_ = float(self.epsilon) if self._prior_events() else plan.epsilon
+            self.delta_ = plan.delta
+        self.n_iter_ = n_iter
+        self.solver_ = spec.name
+
+
+def _row_norms(Xt):
+    if sp.issparse(Xt):
+        return np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
+    return np.linalg.norm(Xt, axis=1)

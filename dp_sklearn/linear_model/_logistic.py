@@ -2,31 +2,120 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._losses import LogisticLoss, MultinomialLoss
-from .._sets import L1Ball, L2Ball, Unconstrained
-from ..solvers import get_solver
-from ._base import _check_positive, _DPLinearBase, _make_rng
-from ._ridge import _PRIVACY_PARAMS_DOC
+from .._sets import L1Ball, Unconstrained
+from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
+
+__all__ = ["DPLogisticRegression"]
 
 
-class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
+class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
+    """Labels: public ``classes`` or those of y, encoded for the logistic losses."""
+
+    _y_validation = {}
+    #: only two classes (the l0 models: Wang & Gu's analysis is for the binary model)
+    _binary_only = False
+
+    def _check_model_params(self):
+        pass
+
+    def _encode_targets(self, y):
+        check_classification_targets(y)
+        if self.classes is not None:
+            classes = np.unique(np.asarray(self.classes))
+            unknown = np.setdiff1d(np.unique(y), classes)
+            if unknown.size:
+                raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes={classes.tolist()}.")
+        else:
+            classes = np.unique(y)
+        if classes.size < 2:
+            raise ValueError("This solver needs samples of at least 2 classes in the data, but the data contains only "
+                             f"one class: {classes[0]!r}.")
+        if self._binary_only and classes.size > 2:
+            raise ValueError(f"Only binary classification is supported; classes has {classes.size} labels. Use "
+                             "DPLogisticRegression for multiclass problems.")
+        self.classes_ = classes
+        idx = np.searchsorted(classes, y)
+        if classes.size == 2:
+            return np.where(idx == 1, 1.0, -1.0), LogisticLoss()
+        return np.eye(classes.size)[idx], MultinomialLoss(classes.size)
+
+    def _transform_targets(self, y, rng):
+        return y, None
+
+    def _set_coef(self, coef, intercept, target_map):
+        self.coef_ = np.ascontiguousarray(coef.T)
+        self.intercept_ = np.asarray(intercept, dtype=float)
+
+    def predict_proba(self, X):
+        """Class probabilities (a post-processing of the released model).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p1 = expit(scores)
+            return np.column_stack([1 - p1, p1])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class.
+        """
+        return np.log(self.predict_proba(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.poor_score = True
+        tags.classifier_tags.multi_class = not self._binary_only
+        return tags
+
+
+CLASSIFIER_CONSTRAINTS = {**PRIVACY_CONSTRAINTS, **DATA_NORM_ORD, "classes": ["array-like", None]}
+
+
+class DPLogisticRegression(_DPClassifierBase):
     """Differentially private logistic regression (binary and multinomial).
 
     ``penalty="l2"`` minimizes scikit-learn's objective ``C sum_i log-loss + ||w||^2 / 2``
     (in normalized units the intercept is penalized too); ``penalty="l1"`` minimizes
     the mean log-loss over the l1 ball ``||theta||_1 <= radius`` (normalized units).
     More than two classes are fitted with the multinomial (softmax) loss in one
-    mechanism: the budget is not split over classes.
+    mechanism: the budget is not split over classes. The privacy contract is
+    described in ``docs/privacy.md``; the label set itself is not protected.
 
     Parameters
     ----------
-    penalty : {{"l2", "l1"}}, default="l2"
+    penalty : {"l2", "l1"}, default="l2"
+        An l2 penalty of strength 1 / C, or an l1-ball constraint of radius ``radius``.
     C : float, default=1.0
         Inverse l2 regularization strength, as in scikit-learn (penalty="l2"). Solvers
         may add the extra l2 regularization their privacy proof calls for, as a
@@ -34,61 +123,106 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
     radius : float, default=10.0
         Radius of the feasible ball in normalized units: the l1 ball for penalty="l1",
         the l2 ball for solvers that need a bounded set with penalty="l2".
-    {privacy}
-    data_norm_ord : {{2, numpy.inf}}, default=2
-    solver : {{"auto", "noisy_gd", "objective_perturbation", "output_perturbation", "mirror_descent", \
-"frank_wolfe_gaussian", "frank_wolfe"}}, default="auto"
-        ``"auto"``: ``"noisy_gd"`` for penalty="l2" (the most accurate on the acceptance
-        data, see the README), ``"frank_wolfe"`` for penalty="l1".
+    epsilon : float, default=1.0
+        Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the non-private
+        solution of the same objective).
+    delta : float, default=1e-5
+        Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
+        accepted only by solvers with a pure guarantee.
+    data_norm : float, default=None
+        Public bound on the l2 norm of a row of X (or on every |x_j| when
+        ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
+        uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+    data_norm_ord : {2, numpy.inf}, default=2
+        Norm bounded by ``data_norm``.
+    solver : str, default="auto"
+        ``"auto"`` (``"noisy_gd"`` for penalty="l2", ``"frank_wolfe"`` for penalty="l1")
+        or one of the registered solvers for the logistic losses and the penalty:
+        ``"noisy_gd"``, ``"objective_perturbation"``, ``"output_perturbation"``,
+        ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
+        ``"noisy_gd"``, ``"mirror_descent"`` (l1).
     fit_intercept : bool, default=True
+        Whether to fit an intercept.
     max_iter : int, default=None
+        Iterations of iterative solvers; ``None`` uses a data-independent default.
     tol : float, default=1e-8
+        Certified gradient-norm tolerance of exact-minimizer solvers.
     clip_norm : float, default=None
-    accounting : {{"tight", "paper"}}, default="tight"
+        Per-example gradient clipping norm of the gradient solvers (normalized units).
+    accounting : {"tight", "paper"}, default="tight"
+        Calibrate with the accountant or with the paper's formula.
+    batch_size : int, default=None
+        For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
+        expected size. ``None``: full batches.
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
-    batch_size : int, default=None
-        ``noisy_gd`` only: Poisson-sampled mini-batches of this expected size (sampling
-        rate batch_size / n_samples), accounted under replace-one neighbours with the PLD
-        accountant. ``None``: full batches.
-    ledger : dp_sklearn.PrivacyLedger, default=None
-        Budget ledger this fit reports its event to; it survives ``clone`` and joblib
-        processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
-        before the data is used.
-    random_state : int, numpy.random.Generator or None, default=None
+    ledger : PrivacyLedger, default=None
+        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Class labels.
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Released coefficients, in the units of X.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        Released intercepts (zeros when ``fit_intercept=False``).
     dp_event_ : dp_accounting.DpEvent
-    epsilon_, delta_ : float
+        What the fit released.
+    epsilon_ : float
+        The epsilon this fit spends.
+    delta_ : float
+        The delta this fit spends.
     n_iter_ : int
+        Data-independent iteration count.
     solver_ : str
+        The solver used.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
 
     Raises
     ------
     ValueError
-        From ``fit``: bad privacy parameters (see :class:`DPRidge`), y with one
-        class, labels outside ``classes``, NaN or inf in X, unknown penalty or solver.
+        From ``fit``: a hyperparameter out of range (named in the message), y with
+        one class, labels outside ``classes``, NaN or inf in X.
+
+    See Also
+    --------
+    DPSparseLogisticRegression : l0-constrained binary logistic regression.
 
     References
     ----------
-    Thakurta (2013), Algorithm 3.1; Bassily, Smith & Thakurta (2014), Algorithms 1, 3;
-    Talwar, Thakurta & Zhang (2015), Algorithm 2.
+    A. G. Thakurta, PhD dissertation, Penn State, 2013, Algorithm 3.1.
+    R. Bassily, A. Smith and A. Thakurta, FOCS 2014, Algorithms 1 and 3.
+    K. Talwar, A. Thakurta and L. Zhang, NeurIPS 2015, Algorithm 2.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from dp_sklearn import DPLogisticRegression
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    >>> clf.coef_.shape
+    (1, 30)
+    >>> clf.classes_.tolist()
+    [0, 1]
     """
 
     _loss_names = ("logistic", "multinomial")
-
-    def _constraint_name(self):
-        return "l1" if self.penalty == "l1" else "none"
-
-    def _describe(self):
-        return f"DPLogisticRegression(penalty={self.penalty!r})"
+    _parameter_constraints = {
+        **CLASSIFIER_CONSTRAINTS, **BATCH_SIZE,
+        "penalty": [StrOptions({"l2", "l1"})],
+        "C": [Interval(Real, 0, np.inf, closed="neither")],
+        "radius": [Interval(Real, 0, np.inf, closed="neither")],
+        "solver": [StrOptions({"auto", *solvers_for("none", _loss_names), *solvers_for("l1", _loss_names)})],
+    }
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
@@ -111,86 +245,22 @@ class DPLogisticRegression(LinearClassifierMixin, _DPLinearBase):
         self.ledger = ledger
         self.random_state = random_state
 
+    def _constraint_name(self):
+        return "l1" if self.penalty == "l1" else "none"
+
+    def _describe(self):
+        return f"DPLogisticRegression(penalty={self.penalty!r})"
+
     def _resolved_solver(self):
         if self.solver == "auto":
             return "frank_wolfe" if self.penalty == "l1" else "noisy_gd"
         return self.solver
 
-    def fit(self, X, y):
-        """Fit the private classifier.
+    def _feasible_set(self):
+        return L1Ball(self.radius) if self.penalty == "l1" else Unconstrained()
 
-        Parameters
-        ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+    def _ball_radius(self):
+        return self.radius
 
-        Returns
-        -------
-        self : DPLogisticRegression
-        """
-        if self.penalty not in ("l2", "l1"):
-            raise ValueError(f"penalty must be 'l2' or 'l1', got {self.penalty!r}.")
-        _check_positive("C", self.C)
-        _check_positive("radius", self.radius)
-        X, y = self._validate_X_y(X, y)
-        check_classification_targets(y)
-        solver = self._validate_privacy_params(X.shape[0])
-        if self.classes is not None:
-            classes = np.unique(np.asarray(self.classes))
-            unknown = np.setdiff1d(np.unique(y), classes)
-            if unknown.size:
-                raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes={classes.tolist()}.")
-        else:
-            classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"This solver needs samples of at least 2 classes in the data, but the data contains only one class: {classes[0]!r}."
-            )
-        self.classes_ = classes
-        idx = np.searchsorted(classes, y)
-        if classes.size == 2:
-            loss, y_int = LogisticLoss(), np.where(idx == 1, 1.0, -1.0)
-        else:
-            loss, y_int = MultinomialLoss(classes.size), np.eye(classes.size)[idx]
-        B = self._data_norm_value(X.shape[1])
-        if self.penalty == "l1":
-            constraint, l2 = L1Ball(self.radius), 0.0
-        elif "none" not in get_solver(solver).constraints:  # an l2-ball solver
-            constraint, l2 = L2Ball(self.radius), 1.0 / (self.C * X.shape[0] * B**2)
-        else:
-            constraint, l2 = Unconstrained(), 1.0 / (self.C * X.shape[0] * B**2)
-        coef, intercept = self._solve(X, y_int, loss, constraint, l2, solver, _make_rng(self.random_state))
-        self.coef_ = np.ascontiguousarray(coef.T)
-        self.intercept_ = np.asarray(intercept, dtype=float)
-        return self
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-        """
-        check_is_fitted(self)
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p1 = expit(scores)
-            return np.column_stack([1 - p1, p1])
-        return softmax(scores, axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
-        return np.log(self.predict_proba(X))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.poor_score = True
-        return tags
-
-
-DPLogisticRegression.__doc__ = DPLogisticRegression.__doc__.format(privacy=_PRIVACY_PARAMS_DOC)
+    def _l2_reg(self, n_samples, data_norm):
+        return 0.0 if self.penalty == "l1" else 1.0 / (self.C * n_samples * data_norm**2)

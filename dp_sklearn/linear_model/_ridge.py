@@ -3,101 +3,76 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 
 import numpy as np
-from dp_accounting import dp_event
 from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._data import normalize_y
 from .._losses import SquaredLoss
-from .._sets import L1Ball, Unconstrained
-from ._base import _check_positive, _DPLinearBase, _make_rng
+from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
+from .._sets import L1Ball
+from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
 
-_PRIVACY_PARAMS_DOC = """
-    epsilon : float, default=1.0
-        Privacy loss bound in nats (> 0). ``numpy.inf`` fits the non-private solution
-        of the same objective.
-    delta : float, default=1e-5
-        Probability in [0, 1) that the epsilon bound fails. Should be much smaller
-        than 1/n_samples (a warning is raised otherwise). ``delta=0`` requests pure
-        DP and is accepted only by solvers with a pure guarantee.
-    data_norm : float, default=None
-        Public bound on the l2 norm of a row of X (or on ``|x_j|`` when
-        ``data_norm_ord=numpy.inf``), in the units of X. Rows beyond it are clipped
-        (a :class:`~dp_sklearn.ClippingWarning` is raised; nothing is stored). ``None``
-        assumes standardized features and uses sqrt(n_features) (l2) or 3.0 (l_inf).
-        Never derived from the data.
-    bounds_y : tuple (low, high), default=None
-        Public range of the target, in the units of y; targets outside are clipped
-        and mapped affinely onto [-1, 1]. ``None`` uses (-1, 1) with a warning."""
-
-
-#: share of epsilon spent on the private mean of y that centers the targets
-Y_CENTER_SHARE = 0.1
-
-
-def _private_center(y, bounds, epsilon, rng):
-    """Center the target range on a private mean of y (Laplace mechanism).
-
-    The mean of y clipped to ``bounds`` has sensitivity (high - low) / n under
-    replace-one neighbours; Laplace noise with scale sensitivity / (share * epsilon)
-    makes it (share * epsilon)-DP (Dwork et al. 2006). The returned bounds
-    ``(c - r, c + r)`` with ``r = max(high - c, c - low)`` contain the public range,
-    so no extra clipping occurs, and shrinkage pulls predictions toward the mean
-    of y (the trivial predictor) rather than the middle of ``bounds_y``.
-    """
-    low, high = bounds
-    n = y.shape[0]
-    mean = float(np.mean(np.clip(y, low, high)))
-    if epsilon == np.inf:
-        c, event = mean, None
-    else:
-        eps_c = Y_CENTER_SHARE * float(epsilon)
-        c = float(np.clip(mean + rng.laplace(scale=(high - low) / (n * eps_c)), low, high))
-        event = dp_event.LaplaceDpEvent(1.0 / eps_c)
-    r = max(high - c, c - low)
-    return (c - r, c + r), event
+__all__ = ["DPRidge", "DPLasso"]
 
 
 class _DPRegressorBase(RegressorMixin, _DPLinearBase):
-    def _prepare_y(self, y):
-        if self.bounds_y is None:
-            warnings.warn(
-                "bounds_y was not set: assuming targets in [-1, 1]. Pass the public range of y "
-                "as bounds_y=(low, high).",
-                UserWarning,
-                stacklevel=3,
-            )
-            bounds = (-1.0, 1.0)
-        else:
-            try:
-                low, high = (float(v) for v in self.bounds_y)
-            except (TypeError, ValueError):
-                raise ValueError(f"bounds_y must be a pair (low, high), got {self.bounds_y!r}.") from None
-            if not (np.isfinite(low) and np.isfinite(high) and low < high):
-                raise ValueError(f"bounds_y must be finite with low < high, got {self.bounds_y!r}.")
-            bounds = (low, high)
-        return bounds
+    """Least-squares targets: public ``bounds_y``, private centering, back-transform."""
 
-    def _fit_regression(self, X, y, constraint, l2_reg_fn, **solver_kwargs):
-        X, y = self._validate_X_y(X, y, y_numeric=True, multi_output=False)
-        solver = self._validate_privacy_params(X.shape[0])
-        bounds = self._prepare_y(y)
-        self.bounds_y_ = bounds  # public: the hyperparameter (or its documented default)
-        rng = _make_rng(self.random_state)  # the one Generator of this fit (SPEC P6)
-        center_event = None
+    _y_validation = {"y_numeric": True, "multi_output": False}
+
+    def _check_model_params(self):
+        if self.bounds_y is None:
+            return
+        try:
+            low, high = (float(v) for v in self.bounds_y)
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds_y must be a pair of floats (low, high), got {self.bounds_y!r}.") from None
+        with np.errstate(over="ignore"):
+            width = high - low
+        if not (np.isfinite(low) and np.isfinite(high) and low < high and np.isfinite(width)):
+            raise ValueError(f"bounds_y must be finite with low < high and a finite high - low, got {self.bounds_y!r}.")
+
+    def _validate_X_y(self, X, y, **kwargs):
+        y_arr = np.asarray(y) if y is not None and not hasattr(y, "dtype") else y
+        if y_arr is not None and getattr(y_arr, "dtype", None) is not None and y_arr.dtype.kind in "OUS":
+            try:
+                y = np.asarray(y_arr, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("y must be numeric (numbers or numeric strings) for a regressor.") from None
+        return super()._validate_X_y(X, y, **kwargs)
+
+    def _encode_targets(self, y):
+        if self.bounds_y is None:
+            warnings.warn("bounds_y was not set: assuming targets in [-1, 1]. Pass the public range of y "
+                          "as bounds_y=(low, high).", UserWarning, stacklevel=4)
+            self.bounds_y_ = (-1.0, 1.0)
+        else:
+            self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
+        return y, SquaredLoss()
+
+    def _prior_events(self):
+        event = private_center_event(self.epsilon) if self.fit_intercept else None
+        return () if event is None else (event,)
+
+    def _solver_epsilon(self):
+        return (1.0 - Y_CENTER_SHARE) * float(self.epsilon) if self._prior_events() else float(self.epsilon)
+
+    def _transform_targets(self, y, rng):
+        bounds = self.bounds_y_
         if self.fit_intercept:
             # epsilon = inf: the exact mean, the limit of the private one (same objective).
-            bounds, center_event = _private_center(y, bounds, self.epsilon, rng)
-        yt, mid, half = normalize_y(y, bounds)
-        B = self._data_norm_value(X.shape[1])
-        coef, intercept = self._solve(X, yt, SquaredLoss(), constraint, l2_reg_fn(X.shape[0], B), solver, rng,
-                                      budget_share=1.0 - Y_CENTER_SHARE if center_event else 1.0,
-                                      prior_events=(center_event,) if center_event else (), **solver_kwargs)
+            bounds = private_center(y, bounds, self.epsilon, rng)
+        y_t, mid, half = normalize_y(y, bounds)
+        return y_t, (mid, half)
+
+    def _set_coef(self, coef, intercept, target_map):
+        mid, half = target_map
         self.coef_ = half * coef[:, 0]
         self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
-        return self
 
     def predict(self, X):
         """Predict with the released linear model, clipped to the public ``bounds_y``.
@@ -105,10 +80,12 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            Predictions, within ``bounds_y_``.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
@@ -123,6 +100,9 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         return tags
 
 
+REGRESSION_CONSTRAINTS = {**PRIVACY_CONSTRAINTS, "bounds_y": ["array-like", None]}
+
+
 class DPRidge(_DPRegressorBase):
     """Differentially private ridge regression.
 
@@ -130,68 +110,127 @@ class DPRidge(_DPRegressorBase):
     :class:`sklearn.linear_model.Ridge` on clipped data, with a private solver. In
     the normalized units the solvers work in (X / data_norm with a constant
     intercept column, y mapped to [-1, 1]) the intercept is penalized like the other
-    coefficients, so that every mechanism's sensitivity is bounded.
+    coefficients, so that every mechanism's sensitivity is bounded. The privacy
+    contract (neighbouring relation, what is public, what is released) is described
+    in ``docs/privacy.md``.
 
     Parameters
     ----------
     alpha : float, default=1.0
-        l2 penalty, in scikit-learn's Ridge units. Solvers may add the extra l2
-        regularization their privacy proof calls for (objective perturbation's
-        Delta >= 2 lambda / epsilon; output perturbation's strong convexity), as a
-        data-independent function of (n_samples, n_features, epsilon, delta).
-    {privacy}
-    solver : {{"noisy_gd", "output_perturbation", "objective_perturbation", "mirror_descent", \
-"frank_wolfe_gaussian"}}, default="noisy_gd"
-        Private mechanism, see the solver table in the README. The last two work over
-        the l2 ball of radius 1 / ||x_t|| bound (every in-bound prediction within bounds_y).
+        l2 penalty, in scikit-learn's Ridge units (>= 0). Solvers may add the extra
+        l2 regularization their privacy proof calls for, as a data-independent
+        function of (n_samples, n_features, epsilon, delta).
+    epsilon : float, default=1.0
+        Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the non-private
+        solution of the same objective).
+    delta : float, default=1e-5
+        Probability in [0, 1) that the epsilon bound fails; should be much smaller
+        than 1/n_samples (a warning is raised otherwise). ``delta=0`` requests pure DP
+        and is accepted only by solvers with a pure guarantee.
+    data_norm : float, default=None
+        Public bound on the l2 norm of a row of X, in the units of X, in
+        [1e-100, 1e100]. Rows beyond it are clipped (a
+        :class:`~dp_sklearn.ClippingWarning` is raised; nothing is stored). ``None``
+        assumes standardized features and uses sqrt(n_features). Never derived from
+        the data.
+    bounds_y : tuple of float (low, high), default=None
+        Public range of the target, in the units of y, finite with low < high; targets
+        outside are clipped and mapped affinely onto [-1, 1]. ``None`` uses (-1, 1)
+        with a warning.
+    solver : str, default="noisy_gd"
+        Private mechanism: one of the registered solvers for the squared loss with an
+        l2 penalty (``"noisy_gd"``, ``"output_perturbation"``,
+        ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``,
+        ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
+        registered later; see the README's solver table). Solvers that
+        need a bounded set work over the l2 ball of radius 1 / ||x_t|| bound, on which
+        every in-bound prediction stays within ``bounds_y``.
     fit_intercept : bool, default=True
+        Whether to fit an intercept. With an intercept, the targets are centered on a
+        private mean of y (Laplace mechanism, 10% of epsilon).
     max_iter : int, default=None
         Iterations of iterative solvers; ``None`` uses a data-independent default.
     tol : float, default=1e-8
-        Certified gradient-norm tolerance of exact-minimizer solvers (SPEC P5); the
-        inexactness is paid for with extra noise.
+        Certified gradient-norm tolerance of exact-minimizer solvers; the inexactness
+        is paid for with extra noise.
     clip_norm : float, default=None
-        Per-example gradient clipping norm of ``noisy_gd`` (normalized units).
-    accounting : {{"tight", "paper"}}, default="tight"
+        Per-example gradient clipping norm of the gradient solvers (normalized
+        units); ``None`` uses half the row bound.
+    accounting : {"tight", "paper"}, default="tight"
         Calibrate iterative solvers with the accountant or with the paper's formula.
     batch_size : int, default=None
-        ``noisy_gd`` only: Poisson-sampled mini-batches of this expected size (sampling
-        rate batch_size / n_samples), accounted under replace-one neighbours with the PLD
-        accountant. ``None``: full batches.
-    ledger : dp_sklearn.PrivacyLedger, default=None
+        For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
+        expected size, accounted under replace-one neighbours with the PLD accountant.
+        ``None``: full batches.
+    ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
-        processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
-        before the data is used.
-    random_state : int, numpy.random.Generator or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+        processes. A fit whose planned event would exceed the ledger's cap raises
+        before any noise is drawn; a fit that fails validation reserves nothing.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        ``None`` draws fresh OS entropy. With an int the published model carries the
+        key to its own noise: do not publish models fitted with a fixed seed.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+        Released coefficients, in the units of X and y.
     intercept_ : float
+        Released intercept (0.0 when ``fit_intercept=False``).
+    bounds_y_ : tuple of float
+        The public target range used (``bounds_y`` or its default).
     dp_event_ : dp_accounting.DpEvent
-        What the fit released, for composition with other releases.
-    epsilon_, delta_ : float
-        The (epsilon, delta) this fit spends.
+        What the fit released, for composition with other releases (with
+        ``fit_intercept``, composed with the Laplace release of the mean of y).
+    epsilon_ : float
+        The epsilon this fit spends.
+    delta_ : float
+        The delta this fit spends.
     n_iter_ : int
         Data-independent iteration count.
     solver_ : str
+        The solver used.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
 
     Raises
     ------
     ValueError
-        From ``fit`` when epsilon <= 0, delta is outside [0, 1), delta = 0 with a
-        solver that needs delta > 0, X or y contain NaN or inf, X and y lengths
-        differ, or the solver name is unknown.
+        From ``fit``: a hyperparameter out of range (named in the message), delta = 0
+        with a solver that needs delta > 0, NaN or inf in X or y, inconsistent lengths.
+
+    See Also
+    --------
+    DPLasso : Private least squares over an l1 ball.
 
     References
     ----------
-    Bassily, Smith & Thakurta, FOCS 2014, Algorithms 1 and 3; Thakurta (2013),
-    Algorithm 3.1; Chaudhuri, Monteleoni & Sarwate, JMLR 2011.
+    R. Bassily, A. Smith and A. Thakurta, "Private empirical risk minimization:
+    efficient algorithms and tight error bounds", FOCS 2014, Algorithms 1 and 3.
+    A. G. Thakurta, PhD dissertation, Penn State, 2013, Algorithm 3.1.
+    K. Chaudhuri, C. Monteleoni and A. Sarwate, "Differentially private empirical
+    risk minimization", JMLR 2011.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from dp_sklearn import DPRidge
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> model = DPRidge(epsilon=1.0, bounds_y=(25, 346), random_state=0).fit(X, y)
+    >>> model.coef_.shape
+    (10,)
+    >>> model.epsilon_
+    1.0
     """
 
+    _parameter_constraints = {
+        **REGRESSION_CONSTRAINTS, **BATCH_SIZE,
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],
+        "solver": [StrOptions(set(solvers_for("none", ("squared",))))],
+    }
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y=None,
                  solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
@@ -211,23 +250,8 @@ class DPRidge(_DPRegressorBase):
         self.ledger = ledger
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Fit the private ridge model.
-
-        Parameters
-        ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : DPRidge
-        """
-        _check_positive("alpha", self.alpha, allow_zero=True)
-        return self._fit_regression(X, y, Unconstrained(), lambda n, B: self.alpha / (n * B**2))
-
-
-DPRidge.__doc__ = DPRidge.__doc__.format(privacy=_PRIVACY_PARAMS_DOC)
+    def _l2_reg(self, n_samples, data_norm):
+        return self.alpha / (n_samples * data_norm**2)
 
 
 class DPLasso(_DPRegressorBase):
@@ -237,58 +261,106 @@ class DPLasso(_DPRegressorBase):
     normalized units (X_t = clip(X) / data_norm with a constant intercept column,
     y_t = y mapped from ``bounds_y`` to [-1, 1]), the constrained form of
     :class:`sklearn.linear_model.Lasso` studied by Talwar, Thakurta & Zhang (2015).
+    The privacy contract is described in ``docs/privacy.md``.
 
     Parameters
     ----------
     radius : float, default=1.0
-        Radius of the l1 ball in normalized units (then |<x_t, theta>| <= radius).
-    {privacy}
-    data_norm_ord : {{2, numpy.inf}}, default=2
+        Radius of the l1 ball in normalized units (> 0); then |<x_t, theta>| <= radius.
+    epsilon : float, default=1.0
+        Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the non-private
+        solution of the same objective).
+    delta : float, default=1e-5
+        Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
+        accepted by ``"frank_wolfe"`` only.
+    data_norm : float, default=None
+        Public bound on the l2 norm of a row of X (or on every |x_j| when
+        ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
+        uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+    data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``: the row l2 norm, or every |x_j| (l_inf, the
         setting of TTZ Theorem 2.5).
-    solver : {{"frank_wolfe", "noisy_gd", "mirror_descent"}}, default="frank_wolfe"
-        Private Frank-Wolfe (TTZ Algorithm 2), noisy projected gradient descent
-        (BST Algorithm 1) or private mirror descent (TTZ full version, Algorithm 1).
+    bounds_y : tuple of float (low, high), default=None
+        Public range of the target, finite with low < high; targets outside are
+        clipped. ``None`` uses (-1, 1) with a warning.
+    solver : str, default="frank_wolfe"
+        One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ
+        Algorithm 2), ``"noisy_gd"`` (BST Algorithm 1), ``"mirror_descent"`` (TTZ full
+        version, Algorithm 1).
     fit_intercept : bool, default=True
+        Whether to fit an intercept (on a private mean of y, 10% of epsilon).
     max_iter : int, default=None
-        ``None``: T from TTZ Theorem 2.5 (frank_wolfe) or the noisy_gd default.
+        ``None``: T from TTZ Theorem 2.5 (frank_wolfe) or the solver's default.
     tol : float, default=1e-8
         Tolerance of the exact solver used at ``epsilon=inf``.
     clip_norm : float, default=None
-    accounting : {{"tight", "paper"}}, default="tight"
+        Per-example gradient clipping norm of the gradient solvers (normalized units).
+    accounting : {"tight", "paper"}, default="tight"
+        Calibrate with the accountant or with the paper's formula.
     batch_size : int, default=None
-        ``noisy_gd`` only: Poisson-sampled mini-batches of this expected size (sampling
-        rate batch_size / n_samples), accounted under replace-one neighbours with the PLD
-        accountant. ``None``: full batches.
-    ledger : dp_sklearn.PrivacyLedger, default=None
-        Budget ledger this fit reports its event to; it survives ``clone`` and joblib
-        processes. A fit whose (epsilon, delta) would exceed the ledger's cap raises
-        before the data is used.
-    random_state : int, numpy.random.Generator or None, default=None
+        For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
+        expected size. ``None``: full batches.
+    ledger : PrivacyLedger, default=None
+        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
+        Released coefficients, in the units of X and y.
     intercept_ : float
+        Released intercept (0.0 when ``fit_intercept=False``).
+    bounds_y_ : tuple of float
+        The public target range used.
     dp_event_ : dp_accounting.DpEvent
-    epsilon_, delta_ : float
+        What the fit released.
+    epsilon_ : float
+        The epsilon this fit spends.
+    delta_ : float
+        The delta this fit spends.
     n_iter_ : int
+        Data-independent iteration count.
     solver_ : str
+        The solver used.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
 
     Raises
     ------
     ValueError
         As :class:`DPRidge`, and when ``radius <= 0``.
 
+    See Also
+    --------
+    DPRidge : Private ridge regression.
+
     References
     ----------
-    Talwar, Thakurta & Zhang, "Nearly-optimal private LASSO", NeurIPS 2015.
+    K. Talwar, A. Thakurta and L. Zhang, "Nearly-optimal private LASSO", NeurIPS 2015,
+    Algorithm 2, Theorem 2.5.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from dp_sklearn import DPLasso
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> model = DPLasso(radius=1.0, bounds_y=(25, 346), random_state=0).fit(X, y)
+    >>> model.coef_.shape
+    (10,)
+    >>> model.solver_
+    'frank_wolfe'
     """
 
-    def _constraint_name(self):
-        return "l1"
+    _parameter_constraints = {
+        **REGRESSION_CONSTRAINTS, **DATA_NORM_ORD, **BATCH_SIZE,
+        "radius": [Interval(Real, 0, np.inf, closed="neither")],
+        "solver": [StrOptions(set(solvers_for("l1", ("squared",))))],
+    }
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y=None, solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
@@ -309,20 +381,8 @@ class DPLasso(_DPRegressorBase):
         self.ledger = ledger
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Fit the private Lasso.
+    def _constraint_name(self):
+        return "l1"
 
-        Parameters
-        ----------
-        X : {{array-like, sparse matrix}} of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : DPLasso
-        """
-        _check_positive("radius", self.radius)
-        return self._fit_regression(X, y, L1Ball(self.radius), lambda n, B: 0.0)
-
-
-DPLasso.__doc__ = DPLasso.__doc__.format(privacy=_PRIVACY_PARAMS_DOC)
+    def _feasible_set(self):
+        return L1Ball(self.radius)

@@ -1,118 +1,40 @@
-"""Sparse (l0-constrained) DP linear models: DPSparseLinearRegression, DPSparseLogisticRegression.
+"""DPSparseLinearRegression and DPSparseLogisticRegression: l0-constrained private models.
 
-An l0 constraint ||w||_0 <= s is a different model class from the convex l1/l2
-models (non-convex feasible set, its own mechanisms: hard thresholding and support
-selection), so, like scikit-learn's :class:`~sklearn.linear_model.OrthogonalMatchingPursuit`
-next to :class:`~sklearn.linear_model.Lasso`, the sparse models are separate
-estimators with the ``n_nonzero_coefs`` hyperparameter rather than a ``penalty``
-option of :class:`~dp_sklearn.DPLasso` / :class:`~dp_sklearn.DPLogisticRegression`.
+Declarations only: the l0 feasible set, the loss, the default solver. The fit template
+(:mod:`dp_sklearn.linear_model._base`) runs the same algorithm without noise at
+``epsilon=inf`` for the l0 solvers (non-private IGHT, Jain, Tewari & Kar 2014; or
+exact top-s selection and an exact restricted fit).
 """
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
-from dp_accounting import dp_event
-from scipy.special import expit
-from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._losses import LogisticLoss
-from ..solvers import get_solver
-from ..solvers._ight import L0Set
-from ._base import _check_positive, _DPLinearBase, _make_rng
-from ._ridge import _PRIVACY_PARAMS_DOC, _DPRegressorBase
+from .._sets import L0Set
+from ._base import DATA_NORM_ORD, solvers_for
+from ._logistic import CLASSIFIER_CONSTRAINTS, _DPClassifierBase
+from ._ridge import REGRESSION_CONSTRAINTS, _DPRegressorBase
 
 __all__ = ["DPSparseLinearRegression", "DPSparseLogisticRegression"]
 
-
-_SPARSE_PARAMS_DOC = """
-    data_norm_ord : {{2, numpy.inf}}, default=2
-        Norm bounded by ``data_norm``: the row l2 norm (the setting of Wang & Gu 2019)
-        or every |x_j| (the setting of Thakurta 2013, Ch. 6, under which the
-        two-stage selector's scores have the smallest sensitivity).
-    solver : {{"ight", "two_stage"}}, default="ight"
-        ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
-        Algorithm 1). ``"two_stage"``: private top-s support selection by the
-        exponential mechanism, then objective perturbation on the selected columns
-        (Thakurta 2013, Algorithm 6.2, with a practical selector; see
-        :mod:`dp_sklearn.solvers._two_stage`); it also accepts ``delta=0``.
-    fit_intercept : bool, default=True
-        The intercept is the last column of the normalized design; it is never
-        thresholded and does **not** count toward ``n_nonzero_coefs`` (as in
-        :class:`~sklearn.linear_model.OrthogonalMatchingPursuit`).
-    max_iter : int, default=None
-        Number of IGHT steps; ``None`` uses a data-independent default
-        (:func:`dp_sklearn.solvers._ight.default_n_iter`).
-    tol : float, default=1e-8
-        Certified gradient tolerance of the exact solver of the two-stage solver's
-        second stage (paid for with output noise, SPEC P5).
-    step_size : float, default=None
-        IGHT's feature step in units of 1 / (phi''_max a_f), with a_f the public
-        mean-square bound of a standardized feature column; ``None`` means 0.5,
-        which assumes standardized (centered) and weakly correlated features. Use
-        ``1 / (2 n_nonzero_coefs + 1)`` for a step that is a descent step for any
-        correlation (slower). Privacy does not depend on it.
-    clip_norm : float, default=None
-        Per-example gradient l2 clip norm of IGHT, in normalized units (rows scaled
-        to ``||x|| <= 1``, targets to [-1, 1]); ``None`` uses half the row bound.
-        Smaller values mean less noise and a Huber-like fit (the squared loss's
-        gradient is clipped on large residuals).
-    accounting : {{"tight", "paper"}}, default="tight"
-        ``"tight"``: exact Gaussian composition (dp_accounting); ``"paper"``: Wang &
-        Gu's zCDP calibration (Theorem 5.2 with the replace-one sensitivity) for
-        IGHT, basic composition of pure exponential mechanisms for the two-stage
-        selector.
-    ledger : dp_sklearn.PrivacyLedger, default=None
-        Budget ledger this fit reports its event to.
-    random_state : int, numpy.random.Generator or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed."""
+SPARSE_CONSTRAINTS = {
+    "n_nonzero_coefs": [Interval(Integral, 1, None, closed="left")],
+    "step_size": [Interval(Real, 0, np.inf, closed="neither"), None],
+}
 
 
 class _SparseMixin:
-    """l0 constraint, parameter checks and the non-private (epsilon = inf) path."""
+    """The l0 constraint: ``n_nonzero_coefs`` features, the intercept never thresholded."""
 
     def _constraint_name(self):
         return "l0"
 
-    def _describe(self):
-        return type(self).__name__
-
-    def _check_sparse_params(self):
-        s = self.n_nonzero_coefs
-        if not (isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 1):
-            raise ValueError(f"n_nonzero_coefs must be an int >= 1, got {s!r}.")
-        _check_positive("step_size", self.step_size, allow_none=True)
+    def _feasible_set(self):
         # With more nonzeros than features, hard thresholding is the identity.
-        return L0Set(int(s), n_free=1 if self.fit_intercept else 0)
-
-    def _solve(self, X, y_internal, loss, constraint, l2_reg, solver, rng, budget_share=1.0, prior_events=(),
-               **solver_kwargs):
-        if self.epsilon != np.inf:
-            return super()._solve(X, y_internal, loss, constraint, l2_reg, solver, rng,
-                                  budget_share=budget_share, prior_events=prior_events, **solver_kwargs)
-        # epsilon = inf: the same algorithm without noise (non-private IGHT, Jain, Tewari &
-        # Kar 2014, Wang & Gu's baseline; or exact top-s selection + exact restricted fit),
-        # rather than the convex exact minimizer the base class uses. Mirrors _DPLinearBase._solve.
-        problem, B = self._make_problem(X, y_internal, loss, l2_reg)
-        res = get_solver(solver).func(
-            problem, constraint, epsilon=np.inf, delta=float(self.delta), rng=rng, max_iter=self.max_iter,
-            tol=self.tol, l2_reg=l2_reg, clip_norm=self.clip_norm, accounting=self.accounting, **solver_kwargs,
-        )
-        self.dp_event_ = dp_event.NonPrivateDpEvent()
-        self.epsilon_, self.delta_ = float("inf"), float(self.delta)
-        self.n_iter_ = res.n_iter
-        self.solver_ = solver
-        ledger = getattr(self, "ledger", None)
-        if ledger is not None:
-            ledger.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
-        theta = res.coef
-        p = X.shape[1]
-        coef = theta[:p].reshape(p, 1) / B
-        intercept = theta[p:p + 1] if self.fit_intercept else np.zeros(1)
-        return coef, intercept
+        return L0Set(int(self.n_nonzero_coefs), n_free=1 if self.fit_intercept else 0)
 
 
 class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
@@ -121,51 +43,116 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     Minimizes the least-squares loss ``(1/2n) ||y_t - X_t theta||^2`` subject to
     ``||theta||_0 <= n_nonzero_coefs`` (Wang & Gu 2019, eq. 5.2) in normalized units
     (``X_t = clip(X) / data_norm`` with a constant intercept column, ``y_t`` = y mapped
-    from ``bounds_y`` to [-1, 1]), with a private solver.
-
-    Why a separate estimator: an l0 constraint is a different model class from the
-    l1/l2 models (a non-convex feasible set with its own mechanisms, hard
-    thresholding and private support selection), just as scikit-learn keeps
-    :class:`~sklearn.linear_model.OrthogonalMatchingPursuit` (``n_nonzero_coefs``)
-    separate from :class:`~sklearn.linear_model.Lasso` (``alpha``). The shared
-    validation, clipping, ledger and back-transform come from dp_sklearn's base
-    classes.
+    from ``bounds_y`` to [-1, 1]), with a private solver. An l0 constraint is a
+    different model class from the l1/l2 models, as scikit-learn keeps
+    :class:`~sklearn.linear_model.OrthogonalMatchingPursuit` separate from
+    :class:`~sklearn.linear_model.Lasso`. The privacy contract is described in
+    ``docs/privacy.md``.
 
     Parameters
     ----------
     n_nonzero_coefs : int, default=10
         Sparsity level s of the coefficient vector (the intercept does not count).
         Values above n_features are reduced to n_features.
-    {privacy}
-    {sparse}
+    epsilon : float, default=1.0
+        Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the same algorithm
+        without noise).
+    delta : float, default=1e-5
+        Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
+        accepted by ``"two_stage"`` only.
+    data_norm : float, default=None
+        Public bound on the l2 norm of a row of X (or on every |x_j| when
+        ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
+        uses sqrt(n_features) (l2) or 3.0 (l_inf).
+    data_norm_ord : {2, numpy.inf}, default=2
+        Norm bounded by ``data_norm``: the row l2 norm (Wang & Gu 2019) or every |x_j|
+        (Thakurta 2013, Ch. 6, under which the two-stage selector's scores have the
+        smallest sensitivity).
+    bounds_y : tuple of float (low, high), default=None
+        Public range of the target, finite with low < high; targets outside are
+        clipped. ``None`` uses (-1, 1) with a warning.
+    solver : {"ight", "two_stage"}, default="ight"
+        ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
+        Algorithm 1). ``"two_stage"``: private top-s support selection by the
+        exponential mechanism, then objective perturbation on the selected columns
+        (Thakurta 2013, Algorithm 6.2, with a practical selector); it also accepts
+        ``delta=0``.
+    fit_intercept : bool, default=True
+        The intercept is the last column of the normalized design; it is never
+        thresholded and does not count toward ``n_nonzero_coefs``.
+    max_iter : int, default=None
+        Number of IGHT steps; ``None`` uses a data-independent default.
+    tol : float, default=1e-8
+        Certified gradient tolerance of the two-stage solver's exact second stage.
+    step_size : float, default=None
+        IGHT's feature step in units of 1 / (phi''_max a_f); ``None`` means 0.5, which
+        assumes standardized, weakly correlated features. Privacy does not depend on it.
+    clip_norm : float, default=None
+        Per-example gradient l2 clip norm of IGHT, in normalized units; ``None`` uses
+        half the row bound.
+    accounting : {"tight", "paper"}, default="tight"
+        ``"tight"``: exact Gaussian composition; ``"paper"``: Wang & Gu's zCDP
+        calibration for IGHT, basic composition for the two-stage selector.
+    ledger : PrivacyLedger, default=None
+        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        At most ``n_nonzero_coefs`` nonzeros.
+        Released coefficients, at most ``n_nonzero_coefs`` nonzeros.
     intercept_ : float
+        Released intercept.
+    bounds_y_ : tuple of float
+        The public target range used.
     dp_event_ : dp_accounting.DpEvent
         What the fit released (with ``fit_intercept``, composed with the Laplace
         release of the private mean of y used to center the targets).
-    epsilon_, delta_ : float
+    epsilon_ : float
+        The epsilon this fit spends.
+    delta_ : float
+        The delta this fit spends.
     n_iter_ : int
         Data-independent iteration count.
     solver_ : str
+        The solver used.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
 
     Raises
     ------
     ValueError
-        From ``fit``: bad privacy parameters (see :class:`~dp_sklearn.DPRidge`),
-        ``n_nonzero_coefs`` not a positive int, ``step_size <= 0``, unknown solver.
+        From ``fit``: a hyperparameter out of range (named in the message).
+
+    See Also
+    --------
+    DPLasso : The convex l1 relaxation.
 
     References
     ----------
     L. Wang and Q. Gu, "Differentially private iterative gradient hard thresholding
     for sparse learning", IJCAI 2019, Algorithm 1, Theorem 5.2.
     A. G. Thakurta, PhD dissertation, Penn State, 2013, Chapter 6, Algorithm 6.2.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from dp_sklearn import DPSparseLinearRegression
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> model = DPSparseLinearRegression(3, bounds_y=(25, 346), random_state=0).fit(X, y)
+    >>> int((model.coef_ != 0).sum()) <= 3
+    True
     """
+
+    _parameter_constraints = {
+        **REGRESSION_CONSTRAINTS, **DATA_NORM_ORD, **SPARSE_CONSTRAINTS,
+        "solver": [StrOptions(set(solvers_for("l0", ("squared",))))],
+    }
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y=None, solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None,
@@ -186,77 +173,112 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         self.ledger = ledger
         self.random_state = random_state
 
-    def fit(self, X, y):
-        """Fit the private sparse linear model.
 
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            CSR input is never densified.
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : DPSparseLinearRegression
-        """
-        constraint = self._check_sparse_params()
-        return self._fit_regression(X, y, constraint, lambda n, B: 0.0, step_size=self.step_size)
-
-
-DPSparseLinearRegression.__doc__ = DPSparseLinearRegression.__doc__.format(
-    privacy=_PRIVACY_PARAMS_DOC, sparse=_SPARSE_PARAMS_DOC.format())
-
-
-class DPSparseLogisticRegression(_SparseMixin, LinearClassifierMixin, _DPLinearBase):
+class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     """Differentially private sparse (l0-constrained) binary logistic regression.
 
     Minimizes the mean log-loss subject to ``||theta||_0 <= n_nonzero_coefs``
-    (Wang & Gu 2019, eq. 5.3) in normalized units, with a private solver.
-
-    Why a separate estimator: an l0 constraint is a different model class from the
-    l1/l2 penalties of :class:`~dp_sklearn.DPLogisticRegression` (a non-convex
-    feasible set with its own mechanisms), as scikit-learn keeps
-    :class:`~sklearn.linear_model.OrthogonalMatchingPursuit` separate from
-    :class:`~sklearn.linear_model.Lasso`. Binary only: Wang & Gu's analysis
-    (Corollary 5.8) is for the binary model.
+    (Wang & Gu 2019, eq. 5.3) in normalized units, with a private solver. Binary
+    only: Wang & Gu's analysis (Corollary 5.8) is for the binary model. The privacy
+    contract is described in ``docs/privacy.md``; the label set is not protected.
 
     Parameters
     ----------
     n_nonzero_coefs : int, default=10
         Sparsity level s (the intercept does not count); reduced to n_features if
         larger.
-    {privacy}
-    {sparse}
+    epsilon : float, default=1.0
+        Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the same algorithm
+        without noise).
+    delta : float, default=1e-5
+        Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
+        accepted by ``"two_stage"`` only.
+    data_norm : float, default=None
+        Public bound on the l2 norm of a row of X (or on every |x_j| when
+        ``data_norm_ord=numpy.inf``), in [1e-100, 1e100]. ``None`` uses
+        sqrt(n_features) (l2) or 3.0 (l_inf).
+    data_norm_ord : {2, numpy.inf}, default=2
+        Norm bounded by ``data_norm``.
+    solver : {"ight", "two_stage"}, default="ight"
+        DP iterative gradient hard thresholding, or private top-s selection followed
+        by objective perturbation (see :class:`DPSparseLinearRegression`).
+    fit_intercept : bool, default=True
+        The intercept is never thresholded and does not count toward
+        ``n_nonzero_coefs``.
+    max_iter : int, default=None
+        Number of IGHT steps; ``None`` uses a data-independent default.
+    tol : float, default=1e-8
+        Certified gradient tolerance of the two-stage solver's exact second stage.
+    step_size : float, default=None
+        IGHT's feature step in units of 1 / (phi''_max a_f); ``None`` means 0.5.
+    clip_norm : float, default=None
+        Per-example gradient l2 clip norm of IGHT, in normalized units.
+    accounting : {"tight", "paper"}, default="tight"
+        Calibrate with the accountant or with the paper's formula.
     classes : array-like of shape (2,), default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
+    ledger : PrivacyLedger, default=None
+        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+        Class labels.
     coef_ : ndarray of shape (1, n_features)
-        At most ``n_nonzero_coefs`` nonzeros.
+        Released coefficients, at most ``n_nonzero_coefs`` nonzeros.
     intercept_ : ndarray of shape (1,)
+        Released intercept.
     dp_event_ : dp_accounting.DpEvent
-    epsilon_, delta_ : float
+        What the fit released.
+    epsilon_ : float
+        The epsilon this fit spends.
+    delta_ : float
+        The delta this fit spends.
     n_iter_ : int
+        Data-independent iteration count.
     solver_ : str
+        The solver used.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when X has string column names.
 
     Raises
     ------
     ValueError
-        From ``fit``: bad privacy parameters, more or fewer than two classes, labels
-        outside ``classes``, bad ``n_nonzero_coefs`` or ``step_size``.
+        From ``fit``: a hyperparameter out of range, more or fewer than two classes,
+        labels outside ``classes``.
+
+    See Also
+    --------
+    DPLogisticRegression : l1- or l2-penalized private logistic regression.
 
     References
     ----------
     L. Wang and Q. Gu, IJCAI 2019, Algorithm 1, Corollary 5.8.
-    A. G. Thakurta, PhD dissertation, 2013, Chapter 6, Algorithm 6.2.
+    A. G. Thakurta, PhD dissertation, Penn State, 2013, Chapter 6, Algorithm 6.2.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from dp_sklearn import DPSparseLogisticRegression
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> clf = DPSparseLogisticRegression(5, random_state=0).fit(X, y)
+    >>> int((clf.coef_ != 0).sum()) <= 5
+    True
     """
 
     _loss_names = ("logistic",)
+    _binary_only = True
+    _parameter_constraints = {
+        **CLASSIFIER_CONSTRAINTS, **SPARSE_CONSTRAINTS,
+        "solver": [StrOptions(set(solvers_for("l0", ("logistic",))))],
+    }
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None, clip_norm=None,
@@ -276,86 +298,3 @@ class DPSparseLogisticRegression(_SparseMixin, LinearClassifierMixin, _DPLinearB
         self.classes = classes
         self.ledger = ledger
         self.random_state = random_state
-
-    def fit(self, X, y):
-        """Fit the private sparse classifier.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            CSR input is never densified.
-        y : array-like of shape (n_samples,)
-
-        Returns
-        -------
-        self : DPSparseLogisticRegression
-        """
-        X, y = self._validate_X_y(X, y)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(
-                "Only binary classification is supported. The type of the target is "
-                f"{y_type}; use DPLogisticRegression for multiclass problems."
-            )
-        constraint = self._check_sparse_params()
-        solver = self._validate_privacy_params(X.shape[0])
-        if self.classes is not None:
-            classes = np.unique(np.asarray(self.classes))
-            unknown = np.setdiff1d(np.unique(y), classes)
-            if unknown.size:
-                raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes={classes.tolist()}.")
-        else:
-            classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                "This solver needs samples of at least 2 classes in the data, but the data contains only one "
-                f"class: {classes[0]!r}."
-            )
-        if classes.size > 2:
-            raise ValueError(
-                f"Only binary classification is supported; classes has {classes.size} labels. Use "
-                "DPLogisticRegression for multiclass problems."
-            )
-        self.classes_ = classes
-        y_int = np.where(np.searchsorted(classes, y) == 1, 1.0, -1.0)
-        coef, intercept = self._solve(X, y_int, LogisticLoss(), constraint, 0.0, solver,
-                                      _make_rng(self.random_state), step_size=self.step_size)
-        self.coef_ = np.ascontiguousarray(coef.T)
-        self.intercept_ = np.asarray(intercept, dtype=float)
-        return self
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, 2)
-        """
-        check_is_fitted(self)
-        p1 = expit(self.decision_function(X))
-        return np.column_stack([1 - p1, p1])
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
-        return np.log(self.predict_proba(X))
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.classifier_tags.poor_score = True
-        tags.classifier_tags.multi_class = False
-        return tags
-
-
-DPSparseLogisticRegression.__doc__ = DPSparseLogisticRegression.__doc__.format(
-    privacy=_PRIVACY_PARAMS_DOC.replace(
-        """
-    bounds_y : tuple (low, high), default=None
-        Public range of the target, in the units of y; targets outside are clipped
-        and mapped affinely onto [-1, 1]. ``None`` uses (-1, 1) with a warning.""", ""),
-    sparse=_SPARSE_PARAMS_DOC.format())

@@ -1,13 +1,54 @@
-"""What every solver (mechanism) returns, and the registry of solvers."""
+"""What every solver (mechanism) declares, plans and returns, and the registry of solvers.
+
+A mechanism is split in two (privacy by construction):
+
+* ``plan(public, constraint, *, epsilon, delta, <its hyperparameters>) -> Plan`` sees only
+  public values (:class:`PublicProblem`: n, dim, the public bounds ``x_norm`` and
+  ``x_inf``, the loss and its l2 strength -- never X or y) and fixes everything the
+  privacy proof depends on: the ``dp_accounting`` event, the noise scales, every step
+  size, iteration count and clip norm.
+* ``run(problem, constraint, plan, rng) -> coef`` touches the data and draws the noise.
+
+The estimators' fit template calls ``plan`` first, reserves the exact planned event in
+the ledger, and only then runs the mechanism; ``SolverSpec.func`` (plan then run) is
+the one-call form for direct use.
+"""
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
 from dp_accounting import dp_event
 
-__all__ = ["SolverResult", "register", "get_solver", "SOLVERS", "norm_gamma_noise", "gaussian_steps_event"]
+__all__ = ["Plan", "PublicProblem", "SolverResult", "SolverSpec", "register", "get_solver", "SOLVERS",
+           "norm_gamma_noise"]
+
+
+@dataclass(frozen=True)
+class PublicProblem:
+    """The public shape of a normalized problem: what a mechanism's plan may see.
+
+    Attributes
+    ----------
+    n : int
+        Number of samples (public under replace-one neighbours).
+    dim : int
+        Number of coefficients (columns of the normalized design times outputs).
+    x_norm, x_inf : float
+        Public bounds on the l2 and l_inf norms of a normalized row.
+    loss : loss object from :mod:`dp_sklearn._losses`
+    l2_reg : float, default=0.0
+        Mean-scale l2 strength of the objective.
+    """
+
+    n: int
+    dim: int
+    x_norm: float
+    x_inf: float
+    loss: object
+    l2_reg: float = 0.0
 
 
 @dataclass
@@ -23,7 +64,7 @@ class SolverResult:
     epsilon, delta : float
         The (epsilon, delta) the release spends.
     n_iter : int
-        Data-independent number of iterations (SPEC P4).
+        Data-independent number of iterations.
     noise_scale : float
         Public calibration summary (standard deviation per unit sensitivity, or the
         exponential-mechanism parameter), a function of hyperparameters only.
@@ -41,20 +82,86 @@ class SolverResult:
 
 
 @dataclass(frozen=True)
+class Plan:
+    """Everything a mechanism fixes before it sees the data (all public).
+
+    Attributes
+    ----------
+    event : dp_accounting.DpEvent
+        The release the run will make.
+    epsilon, delta : float
+        The guarantee stated for it.
+    n_iter : int
+        Data-independent iteration count.
+    noise_scale : float
+        Calibration summary (see :class:`SolverResult`).
+    constraint : object
+        The feasible set the run uses (possibly a bounded replacement of the input).
+    info : dict
+        Step sizes, clip norms, noise standard deviations and other public constants.
+    """
+
+    event: dp_event.DpEvent
+    epsilon: float
+    delta: float
+    n_iter: int
+    noise_scale: float
+    constraint: object
+    info: dict = field(default_factory=dict)
+
+    def result(self, coef):
+        """The :class:`SolverResult` of a run of this plan that released ``coef``."""
+        return SolverResult(coef, self.event, self.epsilon, self.delta, self.n_iter, self.noise_scale,
+                            dict(self.info))
+
+
+@dataclass(frozen=True)
 class SolverSpec:
+    """A registered mechanism and what it declares.
+
+    Attributes
+    ----------
+    name : str
+    func : callable
+        ``func(problem, constraint, *, epsilon, delta, rng, plan=None, **params)``: plan
+        (unless ``plan`` is given) and run in one call; returns a :class:`SolverResult`.
+    plan : callable
+        ``plan(public, constraint, *, epsilon, delta, **params) -> Plan``.
+    pure_dp : bool
+        Whether it accepts ``delta = 0``.
+    constraints : tuple of str
+        Names of the feasible sets it supports (``"none"``: an explicit l2 penalty).
+    losses : tuple of str
+        Names of the losses it supports.
+    params : tuple of str
+        The estimator hyperparameters it takes, read from ``plan``'s signature.
+    """
+
     name: str
     func: object
-    pure_dp: bool  # accepts delta == 0
-    constraints: tuple  # names of feasible sets it supports
-    losses: tuple  # loss names it supports
+    plan: object
+    pure_dp: bool
+    constraints: tuple
+    losses: tuple
+    params: tuple
+
+    def supports(self, constraint_name, loss_names):
+        """Whether the mechanism serves this feasible set (or penalty) and every loss."""
+        fits_set = constraint_name in self.constraints or (constraint_name == "none" and "l2" in self.constraints)
+        return fits_set and all(loss in self.losses for loss in loss_names)
 
 
 SOLVERS: dict[str, SolverSpec] = {}
 
+_NOT_PARAMS = ("public", "problem", "constraint", "epsilon", "delta")
 
-def register(name, *, pure_dp, constraints, losses=("squared", "logistic", "multinomial")):
+
+def register(name, *, plan, pure_dp, constraints, losses=("squared", "logistic", "multinomial")):
+    """Register ``func`` as the mechanism ``name`` with its ``plan`` and declarations."""
+    params = tuple(p for p in inspect.signature(plan).parameters if p not in _NOT_PARAMS)
+
     def deco(func):
-        SOLVERS[name] = SolverSpec(name, func, pure_dp, tuple(constraints), tuple(losses))
+        SOLVERS[name] = SolverSpec(name, func, plan, pure_dp, tuple(constraints), tuple(losses), params)
         return func
 
     return deco
@@ -78,17 +185,9 @@ def norm_gamma_noise(rng, dim, scale):
     """Sample b in R^dim with density proportional to exp(-||b||_2 / scale).
 
     ||b||_2 ~ Gamma(shape=dim, scale=scale) with a uniform direction (Chaudhuri,
-    Monteleoni & Sarwate, JMLR 2011, Section 3; digest of Thakurta 2013, Section 1).
-    Adding it to a query of l2 sensitivity ``Delta`` with ``scale = Delta / epsilon``
-    is epsilon-DP.
+    Monteleoni & Sarwate, JMLR 2011, Section 3). Adding it to a query of l2
+    sensitivity ``Delta`` with ``scale = Delta / epsilon`` is epsilon-DP.
     """
     u = rng.standard_normal(dim)
     u /= np.linalg.norm(u)
     return rng.gamma(shape=dim, scale=scale) * u
-
-
-def gaussian_steps_event(z, T, epsilon):
-    """Event and epsilon of T Gaussian releases with multiplier ``z`` (``z == 0``: non-private)."""
-    if z > 0:
-        return dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), int(T)), float(epsilon)
-    return dp_event.NonPrivateDpEvent(), float("inf")

@@ -25,7 +25,7 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
-from ._base import SolverResult, register
+from ._base import Plan, register
 
 
 #: floor and cap on the default number of Frank-Wolfe steps (each is a full gradient)
@@ -84,39 +84,44 @@ def advanced_composition_epsilon0(epsilon, delta, T):
     return max(lo, epsilon / T)
 
 
-@register("frank_wolfe", pure_dp=True, constraints=("l1",))
-def frank_wolfe(problem, constraint, *, epsilon, delta, rng, max_iter=None, accounting="tight", **_):
-    """Private Frank-Wolfe (TTZ Algorithm 2); see the module docstring for the calibration."""
-    T = int(max_iter) if max_iter is not None else default_n_iter(problem, constraint, epsilon)
-    R = constraint.radius
-    sens = 2.0 * R * gradient_linf_bound(problem, constraint) / problem.n  # of u(s) = <s, grad>
+def _step_mechanism(epsilon, delta, T, accounting):
+    """Per-step parameter eps0, mode and event of the T vertex selections (public)."""
     if epsilon == np.inf:  # the non-private Frank-Wolfe iteration (exact linear minimization oracle)
-        eps0 = float("inf")
-        event = dp_event.NonPrivateDpEvent()
-        mode = "exact"
-    elif delta == 0:
+        return float("inf"), "exact", dp_event.NonPrivateDpEvent()
+    if delta == 0:
         eps0 = epsilon / T
-        event = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
-        mode = "exp"
-    elif accounting == "paper":
-        # TTZ's Laplace report-noisy-min with its advanced-composition scale, the score
-        # sensitivity `sens` in place of L1 ||C||_1 / n; see advanced_composition_epsilon0.
+        return eps0, "exp", dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
+    if accounting == "paper":
+        # TTZ's Laplace report-noisy-min with its advanced-composition scale; see
+        # advanced_composition_epsilon0.
         eps0 = advanced_composition_epsilon0(float(epsilon), float(delta), T)
-        lap_scale = 2 * sens / eps0  # report-noisy-min with Laplace(b) is (2 sens / b)-DP
-        event = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
-        mode = "laplace"
-    else:
-        rho = zcdp_rho(float(epsilon), float(delta))
-        eps0 = math.sqrt(8.0 * rho / T)
-        event = dp_event.ZCDpEvent(rho)
-        if epsilon / T > eps0:  # very few steps: basic composition of pure steps is tighter
-            eps0 = epsilon / T
-            event = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
-        mode = "exp"
+        return eps0, "laplace", dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
+    rho = zcdp_rho(float(epsilon), float(delta))
+    eps0 = math.sqrt(8.0 * rho / T)
+    if epsilon / T > eps0:  # very few steps: basic composition of pure steps is tighter
+        eps0 = epsilon / T
+        return eps0, "exp", dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), T)
+    return eps0, "exp", dp_event.ZCDpEvent(rho)
+
+
+def plan_frank_wolfe(public, constraint, *, epsilon, delta, max_iter=None, accounting="tight"):
+    """T, the score sensitivity and the per-step mechanism of :func:`frank_wolfe` (public values only)."""
+    T = int(max_iter) if max_iter is not None else default_n_iter(public, constraint, epsilon)
+    sens = 2.0 * constraint.radius * gradient_linf_bound(public, constraint) / public.n  # of u(s) = <s, grad>
+    eps0, mode, event = _step_mechanism(epsilon, delta, T, accounting)
+    info = {"score_sensitivity": sens, "mode": mode}
+    if mode == "laplace":
+        info["laplace_scale"] = 2 * sens / eps0  # report-noisy-min with Laplace(b) is (2 sens / b)-DP
+    return Plan(event, float(epsilon), float(delta), T, eps0, constraint, info)
+
+
+def run_frank_wolfe(problem, plan, rng):
+    """Frank-Wolfe steps with noisy vertex selection; the last iterate."""
+    R, eps0, sens, mode = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], plan.info["mode"]
     X, y, loss = problem.X, problem.y, problem.loss
-    theta = np.zeros(problem.dim)
-    dim = theta.size
-    for t in range(T):
+    dim = problem.dim
+    theta = np.zeros(dim)
+    for t in range(plan.n_iter):
         g = loss.gradient(X, y, theta)
         scores = np.concatenate([-R * g, R * g])  # u(+R e_j) = R g_j; we maximize -u
         if mode == "exp":
@@ -124,11 +129,42 @@ def frank_wolfe(problem, constraint, *, epsilon, delta, rng, max_iter=None, acco
         elif mode == "exact":
             noisy = scores
         else:
-            noisy = scores + rng.laplace(scale=lap_scale, size=2 * dim)
+            noisy = scores + rng.laplace(scale=plan.info["laplace_scale"], size=2 * dim)
         k = int(np.argmax(noisy))
         s = np.zeros(dim)
         s[k % dim] = R if k < dim else -R
         mu = 2.0 / (t + 2.0)
         theta = (1.0 - mu) * theta + mu * s
-    return SolverResult(theta, event, float(epsilon), float(delta), T, eps0,
-                        {"score_sensitivity": sens, "mode": mode})
+    return theta
+
+
+@register("frank_wolfe", plan=plan_frank_wolfe, pure_dp=True, constraints=("l1",))
+def frank_wolfe(problem, constraint, *, epsilon, delta, rng, max_iter=None, accounting="tight", plan=None):
+    """Private Frank-Wolfe (TTZ Algorithm 2); see the module docstring for the calibration.
+
+    Parameters
+    ----------
+    problem : Problem
+        Normalized data.
+    constraint : L1Ball
+        Feasible set; its vertices are +-radius e_j.
+    epsilon, delta : float
+        Target; ``delta = 0`` uses pure exponential mechanisms with basic composition.
+    rng : numpy.random.Generator
+        Source of the Gumbel (or Laplace) noise.
+    max_iter : int, default=None
+        T; ``None`` uses :func:`default_n_iter`.
+    accounting : {"tight", "paper"}, default="tight"
+        Calibration, see the module docstring.
+    plan : Plan, default=None
+        A plan from :func:`plan_frank_wolfe` (computed if ``None``).
+
+    Returns
+    -------
+    SolverResult
+        ``coef`` = theta_T.
+    """
+    if plan is None:
+        plan = plan_frank_wolfe(problem, constraint, epsilon=epsilon, delta=delta, max_iter=max_iter,
+                                accounting=accounting)
+    return plan.result(run_frank_wolfe(problem, plan, rng))

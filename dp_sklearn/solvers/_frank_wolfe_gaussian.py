@@ -10,9 +10,9 @@ are not polytopes::
 For the l2 ball of radius R the linear minimization oracle is s_t = -R v / ||v||
 (:meth:`dp_sklearn._sets.L2Ball.lmo`). The algorithm box prints a constant
 mu = 1 / (T + 2); we use the standard open-loop schedule mu_t = 2 / (t + 2) of the
-Frank-Wolfe analysis that TTZ's Theorem B.2 invokes (Jaggi 2013). ``Unconstrained``
-(an estimator with an explicit l2 penalty) is served on the ball of radius
-``coef_radius`` (default: the loss's ``prior_coef_norm``).
+Frank-Wolfe analysis that TTZ's Theorem B.2 invokes (Jaggi 2013). An estimator with
+an explicit l2 penalty is served on the ball chosen by
+:func:`dp_sklearn._sets.bounded_domain`.
 
 The gradient is the mean of per-example gradients clipped to a public l2 norm C, so
 each released gradient sum has replace-one sensitivity 2C.
@@ -33,13 +33,11 @@ import math
 
 import numpy as np
 
-from .._accounting import composed_gaussian_noise_multiplier
-from .._sets import L2Ball, Unconstrained
-from ._base import SolverResult, gaussian_steps_event, register
-from ._ight import _check_gaussian_delta
-from ._noisy_gd import default_clip_norm
+from .._sets import L2Ball
+from ._base import Plan, register
+from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
 
-__all__ = ["frank_wolfe_gaussian", "default_n_iter", "paper_noise_multiplier"]
+__all__ = ["frank_wolfe_gaussian", "plan_frank_wolfe_gaussian", "default_n_iter", "paper_noise_multiplier"]
 
 MIN_ITER = 10
 MAX_ITER = 1000
@@ -65,55 +63,63 @@ def default_n_iter(problem, constraint, epsilon, clip_norm=None):
     return int(min(max(math.ceil(T), MIN_ITER), MAX_ITER))
 
 
-@register("frank_wolfe_gaussian", pure_dp=False, constraints=("l2",))
+def plan_frank_wolfe_gaussian(public, constraint, *, epsilon, delta, max_iter=None, clip_norm=None,
+                              accounting="tight", l2_reg=0.0):
+    """Calibration and T of :func:`frank_wolfe_gaussian` from public values only."""
+    check_gaussian_delta(epsilon, delta, "frank_wolfe_gaussian")
+    if not isinstance(constraint, L2Ball):
+        raise TypeError(f"solver 'frank_wolfe_gaussian' supports L2Ball, got {type(constraint).__name__}.")
+    C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
+    T = int(max_iter) if max_iter is not None else default_n_iter(public, constraint, epsilon, C)
+    z, event, eps_out = gaussian_steps_plan(epsilon, delta, T, accounting,
+                                            lambda: paper_noise_multiplier(epsilon, delta, T, public.n))
+    return Plan(event, eps_out, float(delta), T, z, constraint,
+                {"clip_norm": C, "sigma": z * 2.0 * C, "radius": constraint.radius, "l2_reg": l2_reg})
+
+
+def run_frank_wolfe_gaussian(problem, plan, rng):
+    """Frank-Wolfe steps on noisy clipped gradients; the last iterate."""
+    info, constraint = plan.info, plan.constraint
+    theta = np.zeros(problem.dim)
+    for t in range(plan.n_iter):
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"])
+        mu = 2.0 / (t + 2.0)
+        theta = (1.0 - mu) * theta + mu * constraint.lmo(g)
+    return theta
+
+
+@register("frank_wolfe_gaussian", plan=plan_frank_wolfe_gaussian, pure_dp=False, constraints=("l2",))
 def frank_wolfe_gaussian(problem, constraint, *, epsilon, delta, rng, max_iter=None, clip_norm=None,
-                         accounting="tight", l2_reg=0.0, coef_radius=None, **_):
+                         accounting="tight", l2_reg=0.0, plan=None):
     """Private Frank-Wolfe with Gaussian noise (TTZ Algorithm 5); see the module docstring.
 
     Parameters
     ----------
     problem : Problem
-    constraint : L2Ball or Unconstrained
+        Normalized data.
+    constraint : L2Ball
+        Feasible set.
     epsilon, delta : float
         ``epsilon=np.inf`` runs the same Frank-Wolfe iteration without noise.
     rng : numpy.random.Generator
+        Source of the noise.
     max_iter : int, default=None
         T; ``None`` uses :func:`default_n_iter`.
     clip_norm : float, default=None
-    accounting : {"tight", "paper"}
-    l2_reg : float
+        Per-example gradient l2 clip norm C (normalized units).
+    accounting : {"tight", "paper"}, default="tight"
+        Calibration, see the module docstring.
+    l2_reg : float, default=0.0
         Mean-scale l2 penalty of the objective.
-    coef_radius : float, default=None
-        Radius of the ball used when ``constraint`` is ``Unconstrained``.
+    plan : Plan, default=None
+        A plan from :func:`plan_frank_wolfe_gaussian` (computed if ``None``).
 
     Returns
     -------
     SolverResult
         ``coef`` = theta_T.
     """
-    _check_gaussian_delta(epsilon, delta, "frank_wolfe_gaussian")
-    if isinstance(constraint, Unconstrained):
-        constraint = L2Ball(problem.loss.prior_coef_norm if coef_radius is None else float(coef_radius))
-    if not isinstance(constraint, L2Ball):
-        raise TypeError(f"solver 'frank_wolfe_gaussian' supports L2Ball, got {type(constraint).__name__}.")
-    C = float(clip_norm) if clip_norm is not None else default_clip_norm(problem, constraint)
-    T = int(max_iter) if max_iter is not None else default_n_iter(problem, constraint, epsilon, C)
-    if epsilon == np.inf:
-        z = 0.0
-    else:
-        z = composed_gaussian_noise_multiplier(epsilon, delta, T)
-        if accounting == "paper":
-            z = max(paper_noise_multiplier(epsilon, delta, T, problem.n), z)
-    sigma = z * 2.0 * C
-    X, y, loss, n, dim = problem.X, problem.y, problem.loss, problem.n, problem.dim
-    theta = np.zeros(dim)
-    for t in range(T):
-        g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
-        if sigma > 0:
-            g = g + rng.normal(0.0, sigma, size=dim)
-        g = g / n + l2_reg * theta
-        mu = 2.0 / (t + 2.0)
-        theta = (1.0 - mu) * theta + mu * constraint.lmo(g)
-    event, eps_out = gaussian_steps_event(z, T, epsilon)
-    return SolverResult(theta, event, eps_out, float(delta), T, z,
-                        {"clip_norm": C, "sigma": sigma, "radius": constraint.radius})
+    if plan is None:
+        plan = plan_frank_wolfe_gaussian(problem, constraint, epsilon=epsilon, delta=delta, max_iter=max_iter,
+                                         clip_norm=clip_norm, accounting=accounting, l2_reg=l2_reg)
+    return plan.result(run_frank_wolfe_gaussian(problem, plan, rng))

@@ -1,4 +1,4 @@
-"""DP iterative gradient hard thresholding (DP-IGHT) and the l0 feasible set.
+"""DP iterative gradient hard thresholding (DP-IGHT).
 
 Wang & Gu, "Differentially private iterative gradient hard thresholding for sparse
 learning", IJCAI 2019, Algorithm 1 (privacy: Theorem 5.2 and Remark 5.3)::
@@ -10,7 +10,7 @@ largest magnitude). Here the gradient is the mean of per-example gradients clipp
 a public l2 norm C (Abadi et al., CCS 2016; Wang & Gu, Remark 5.3, suggest clipping
 for general losses), so the mechanism is private for any data.
 
-Calibration (SPEC P1, P7). Each step releases the clipped gradient sum, whose l2
+Calibration (replace-one neighbours, see ``docs/privacy.md``). Each step releases the clipped gradient sum, whose l2
 sensitivity under replace-one neighbours is 2C. ``accounting="tight"``: the T
 adaptive Gaussian releases compose exactly into one Gaussian mechanism (Dong, Roth &
 Su 2019, Corollary 3.3), so the per-step multiplier is
@@ -28,93 +28,20 @@ sensitivity this is ``z = sqrt(T / (2 rho))``, never below the tight one.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from .._accounting import composed_gaussian_noise_multiplier
-from ._base import SolverResult, gaussian_steps_event, register
-from ._noisy_gd import default_clip_norm
+from .._sets import L0Set
+from ._base import Plan, register
+from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
 
-__all__ = ["L0Set", "ight", "default_n_iter", "default_step_sizes", "paper_noise_multiplier"]
+__all__ = ["L0Set", "ight", "plan_ight", "default_n_iter", "default_step_sizes", "paper_noise_multiplier"]
 
 #: bounds on the default number of IGHT steps
 MIN_ITER = 5
 MAX_ITER = 1000
 #: default feature step in units of 1 / (phi''_max a_f), see :func:`default_step_sizes`
 DEFAULT_STEP = 0.5
-
-
-class L0Set:
-    """The l0 "ball" {theta : ||theta_head||_0 <= s}, with free trailing coordinates.
-
-    A non-convex feasible set: its Euclidean projection is hard thresholding H_s
-    (Wang & Gu 2019, eq. 4.1): keep the ``n_nonzero_coefs`` entries of largest
-    magnitude among the first ``dim - n_free`` coordinates and zero the others.
-
-    The last ``n_free`` coordinates are never thresholded and do not count toward s.
-    dp_sklearn puts the intercept in the last column of the normalized design
-    (:func:`dp_sklearn._data.normalize_X`), so ``n_free=1`` when ``fit_intercept``:
-    ``n_nonzero_coefs`` counts features, as in scikit-learn's
-    :class:`~sklearn.linear_model.OrthogonalMatchingPursuit`, where the intercept is
-    not one of the ``n_nonzero_coefs`` atoms.
-
-    Parameters
-    ----------
-    n_nonzero_coefs : int
-        Sparsity level s (>= 1).
-    n_free : int, default=0
-        Number of trailing coordinates that are kept unconditionally.
-    """
-
-    name = "l0"
-    radius = np.inf
-
-    def __init__(self, n_nonzero_coefs, n_free=0):
-        if not isinstance(n_nonzero_coefs, numbers.Integral) or n_nonzero_coefs < 1:
-            raise ValueError(f"n_nonzero_coefs must be an int >= 1, got {n_nonzero_coefs!r}.")
-        self.n_nonzero_coefs = int(n_nonzero_coefs)
-        self.n_free = int(n_free)
-
-    def n_head(self, dim):
-        """Number of thresholded coordinates."""
-        return dim - self.n_free
-
-    def support(self, v):
-        """Indices of the kept head coordinates (the s largest magnitudes), sorted."""
-        m = v.size - self.n_free
-        s = self.n_nonzero_coefs
-        if s >= m:
-            return np.arange(m)
-        idx = np.argpartition(np.abs(v[:m]), m - s)[m - s:]
-        return np.sort(idx)
-
-    def hard_threshold(self, v):
-        """H_s(v): zero every head coordinate outside the top-s magnitudes (O(dim))."""
-        m = v.size - self.n_free
-        if self.n_nonzero_coefs >= m:
-            return v.copy()
-        out = np.zeros_like(v)
-        idx = self.support(v)
-        out[idx] = v[idx]
-        out[m:] = v[m:]
-        return out
-
-    project = hard_threshold
-
-    def l2_radius(self):
-        return np.inf
-
-
-def _check_gaussian_delta(epsilon, delta, name):
-    if epsilon != np.inf and not (0 < delta < 1):
-        from ._base import SOLVERS
-
-        pure = sorted(k for k, spec in SOLVERS.items() if spec.pure_dp)
-        raise ValueError(
-            f"delta must be in (0, 1) for solver={name!r} (Gaussian noise); got delta={delta!r}. "
-            f"Solvers that accept delta=0: {pure}."
-        )
 
 
 def paper_noise_multiplier(epsilon, delta, T):
@@ -194,9 +121,48 @@ NOISE_STEP_CAP = 0.25
 AVERAGE_OUTPUT = True
 
 
-@register("ight", pure_dp=False, constraints=("l0",), losses=("squared", "logistic"))
+def plan_ight(public, constraint, *, epsilon, delta, max_iter=None, step_size=None, clip_norm=None,
+              accounting="tight", l2_reg=0.0):
+    """Calibration, steps and T of :func:`ight` from public values only."""
+    if not isinstance(constraint, L0Set):
+        raise TypeError(f"solver 'ight' needs an L0Set constraint, got {type(constraint).__name__}.")
+    check_gaussian_delta(epsilon, delta, "ight")
+    T = int(max_iter) if max_iter is not None else default_n_iter(public, constraint, epsilon, step_size)
+    C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
+    z, event, eps_out = gaussian_steps_plan(epsilon, delta, T, accounting,
+                                            lambda: paper_noise_multiplier(epsilon, delta, T))
+    sigma = z * 2.0 * C  # on the clipped gradient sum (sensitivity 2C)
+    eta = default_step_sizes(public, constraint, step_size, l2_reg)
+    if sigma > 0 and step_size is None:
+        # Noise-aware cap (public: sigma, n, x_norm): one step moves a coordinate by at
+        # most NOISE_STEP_CAP / x_norm per unit of per-step gradient noise sigma / n, so
+        # the preconditioned steps do not amplify noise when it dominates (small n eps).
+        eta = np.minimum(eta, NOISE_STEP_CAP / (public.x_norm * sigma / public.n))
+    return Plan(event, eps_out, float(delta), T, z, constraint,
+                {"clip_norm": C, "sigma": sigma, "step_size": eta, "accounting": accounting, "l2_reg": l2_reg})
+
+
+def run_ight(problem, plan, rng):
+    """Hard-thresholded noisy gradient steps with the plan's constants."""
+    info, constraint, T = plan.info, plan.constraint, plan.n_iter
+    sigma = info["sigma"]
+    theta = np.zeros(problem.dim)
+    avg = np.zeros(problem.dim)
+    start = T // 2
+    for t in range(T):
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], sigma, rng, l2_reg=info["l2_reg"])
+        theta = constraint.hard_threshold(theta - info["step_size"] * g)
+        if t >= start:
+            avg += theta
+    if AVERAGE_OUTPUT and sigma > 0:
+        # Post-processing: hard-threshold the suffix average of the iterates.
+        theta = constraint.hard_threshold(avg / (T - start))
+    return theta
+
+
+@register("ight", plan=plan_ight, pure_dp=False, constraints=("l0",), losses=("squared", "logistic"))
 def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=None, clip_norm=None,
-         accounting="tight", l2_reg=0.0, **_):
+         accounting="tight", l2_reg=0.0, plan=None):
     """DP iterative gradient hard thresholding (Wang & Gu 2019, Algorithm 1).
 
     Parameters
@@ -209,6 +175,7 @@ def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=N
         Target (epsilon, delta); ``epsilon=np.inf`` runs the non-private IGHT (no
         noise), Wang & Gu's non-private baseline (Jain, Tewari & Kar 2014).
     rng : numpy.random.Generator
+        Source of the noise.
     max_iter : int, default=None
         T; ``None`` uses :func:`default_n_iter` (data-independent).
     step_size : float, default=None
@@ -216,51 +183,21 @@ def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=N
         (``None`` means ``DEFAULT_STEP = 0.5``).
     clip_norm : float, default=None
         Per-example gradient l2 clip norm C (normalized units); ``None`` uses
-        :func:`dp_sklearn.solvers._noisy_gd.default_clip_norm`.
-    accounting : {"tight", "paper"}
+        :func:`dp_sklearn.solvers._common.default_clip_norm`.
+    accounting : {"tight", "paper"}, default="tight"
         See the module docstring.
     l2_reg : float, default=0.0
         Mean-scale ridge term added to the objective (not privacy-relevant).
+    plan : Plan, default=None
+        A plan from :func:`plan_ight` for these arguments (computed if ``None``).
 
     Returns
     -------
     SolverResult
-        ``coef`` = theta_T (last iterate, as in Algorithm 1); event
-        ``SelfComposedDpEvent(GaussianDpEvent(z), T)``.
+        ``coef``: H_s of the suffix average of the iterates (theta_T without noise);
+        event ``SelfComposedDpEvent(GaussianDpEvent(z), T)``.
     """
-    if not isinstance(constraint, L0Set):
-        raise TypeError(f"solver 'ight' needs an L0Set constraint, got {type(constraint).__name__}.")
-    _check_gaussian_delta(epsilon, delta, "ight")
-    T = int(max_iter) if max_iter is not None else default_n_iter(problem, constraint, epsilon, step_size)
-    C = float(clip_norm) if clip_norm is not None else default_clip_norm(problem, constraint)
-    if epsilon == np.inf:
-        z = 0.0
-    else:
-        z = composed_gaussian_noise_multiplier(epsilon, delta, T)
-        if accounting == "paper":
-            z = max(paper_noise_multiplier(epsilon, delta, T), z)
-    sigma = z * 2.0 * C  # on the clipped gradient sum (sensitivity 2C)
-    eta = default_step_sizes(problem, constraint, step_size, l2_reg)
-    if sigma > 0 and step_size is None:
-        # Noise-aware cap (public: sigma, n, x_norm): one step moves a coordinate by at
-        # most NOISE_STEP_CAP / x_norm per unit of per-step gradient noise sigma / n, so
-        # the preconditioned steps do not amplify noise when it dominates (small n eps).
-        eta = np.minimum(eta, NOISE_STEP_CAP / (problem.x_norm * sigma / problem.n))
-    X, y, loss, n, dim = problem.X, problem.y, problem.loss, problem.n, problem.dim
-    theta = np.zeros(dim)
-    avg = np.zeros(dim)
-    start = T // 2
-    for t in range(T):
-        g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
-        if sigma > 0:
-            g = g + rng.normal(0.0, sigma, size=dim)
-        g = g / n + l2_reg * theta
-        theta = constraint.hard_threshold(theta - eta * g)
-        if t >= start:
-            avg += theta
-    if AVERAGE_OUTPUT and sigma > 0:
-        # Post-processing: hard-threshold the suffix average of the iterates.
-        theta = constraint.hard_threshold(avg / (T - start))
-    event, eps_out = gaussian_steps_event(z, T, epsilon)
-    return SolverResult(theta, event, eps_out, float(delta), T, z,
-                        {"clip_norm": C, "sigma": sigma, "step_size": eta, "accounting": accounting})
+    if plan is None:
+        plan = plan_ight(problem, constraint, epsilon=epsilon, delta=delta, max_iter=max_iter, step_size=step_size,
+                         clip_norm=clip_norm, accounting=accounting, l2_reg=l2_reg)
+    return plan.result(run_ight(problem, plan, rng))

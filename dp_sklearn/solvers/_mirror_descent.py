@@ -13,10 +13,8 @@ constraint set geometry" (full version), Algorithm 1 (A_Noise-MD)::
   w <- w * exp(-eta R [g; -g]) / Z (Kivinen & Warmuth 1997; Beck & Teboulle 2003),
   started at the uniform w (theta_1 = 0).
 * l2 ball of radius R (:class:`~dp_sklearn._sets.L2Ball`): Psi = ||theta||^2 / 2, the
-  step is projected gradient descent (TTZ eq. (13)). ``Unconstrained`` (an estimator
-  with an explicit l2 penalty) is served on the ball of radius ``coef_radius``
-  (default: the loss's data-independent ``prior_coef_norm``, as objective
-  perturbation does).
+  step is projected gradient descent (TTZ eq. (13)). An estimator with an explicit
+  l2 penalty is served on the ball chosen by :func:`dp_sklearn._sets.bounded_domain`.
 
 The gradient is the mean of per-example gradients clipped to a public l2 norm C
 (Abadi et al. 2016), so the released sum has replace-one sensitivity 2C for any data.
@@ -49,13 +47,11 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from .._accounting import composed_gaussian_noise_multiplier
-from .._sets import L1Ball, L2Ball, Unconstrained
-from ._base import SolverResult, gaussian_steps_event, register
-from ._ight import _check_gaussian_delta
-from ._noisy_gd import default_clip_norm
+from .._sets import L1Ball, L2Ball
+from ._base import Plan, register
+from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
 
-__all__ = ["mirror_descent", "default_n_iter", "paper_noise_multiplier"]
+__all__ = ["mirror_descent", "plan_mirror_descent", "default_n_iter", "paper_noise_multiplier"]
 
 MIN_ITER = 10
 MAX_ITER = 500
@@ -81,61 +77,17 @@ def default_n_iter(problem, constraint, epsilon, delta, clip_norm=None):
     return int(min(max(math.ceil(T), MIN_ITER), MAX_ITER))
 
 
-@register("mirror_descent", pure_dp=False, constraints=("l1", "l2"))
-def mirror_descent(problem, constraint, *, epsilon, delta, rng, max_iter=None, clip_norm=None,
-                   accounting="tight", l2_reg=0.0, coef_radius=None, step_size=None, **_):
-    """Private mirror descent (TTZ Algorithm 1); see the module docstring.
-
-    Parameters
-    ----------
-    problem : Problem
-    constraint : L1Ball, L2Ball or Unconstrained
-    epsilon, delta : float
-        ``epsilon=np.inf`` runs the same mirror descent without noise.
-    rng : numpy.random.Generator
-    max_iter : int, default=None
-        T; ``None`` uses :func:`default_n_iter`.
-    clip_norm : float, default=None
-        Per-example gradient l2 clip norm C (normalized units).
-    accounting : {"tight", "paper"}
-    l2_reg : float
-        Mean-scale l2 penalty of the objective.
-    coef_radius : float, default=None
-        Radius of the l2 ball used when ``constraint`` is ``Unconstrained``.
-    step_size : float, default=None
-        Multiplier of the default step eta (see the module docstring).
-
-    Returns
-    -------
-    SolverResult
-        ``coef`` = average of theta_2, ..., theta_{T+1}.
-    """
-    _check_gaussian_delta(epsilon, delta, "mirror_descent")
-    if isinstance(constraint, Unconstrained):
-        constraint = L2Ball(problem.loss.prior_coef_norm if coef_radius is None else float(coef_radius))
-    if not isinstance(constraint, (L1Ball, L2Ball)):
-        raise TypeError(f"solver 'mirror_descent' supports L1Ball and L2Ball, got {type(constraint).__name__}.")
-    C = float(clip_norm) if clip_norm is not None else default_clip_norm(problem, constraint)
-    T = int(max_iter) if max_iter is not None else default_n_iter(problem, constraint, epsilon, delta, C)
-    if epsilon == np.inf:
-        z = 0.0
-    else:
-        z = composed_gaussian_noise_multiplier(epsilon, delta, T)
-        if accounting == "paper":
-            z = max(paper_noise_multiplier(epsilon, delta, T), z)
-    sigma = z * 2.0 * C  # on the clipped gradient sum
-    X, y, loss, n, dim = problem.X, problem.y, problem.loss, problem.n, problem.dim
-    R = constraint.radius
-    sig_mean = sigma / n
-    curv = loss.curvature
-    entropic = isinstance(constraint, L1Ball)
-    if entropic:
+def _mirror_step_size(public, constraint, sigma, T, l2_reg, step_size):
+    """The data-independent step of the module docstring (Lan 2012), times ``step_size``."""
+    R, dim, curv = constraint.radius, public.dim, public.loss.curvature
+    sig_mean = sigma / public.n
+    if isinstance(constraint, L1Ball):
         # f(w) = L(R (w+ - w-)) is beta-smooth in l1 with beta = R^2 max_jk |H_jk| <= R^2 (phi'' x_inf^2 + lambda).
-        beta = R**2 * (curv * problem.x_inf**2 + l2_reg)
+        beta = R**2 * (curv * public.x_inf**2 + l2_reg)
         D = math.log(2 * dim)
         noise = R * sig_mean * math.sqrt(2.0 * math.log(2 * dim))  # sqrt(E ||R [b; -b]||_inf^2)
     else:
-        beta = curv * problem.x_norm**2 + l2_reg
+        beta = curv * public.x_norm**2 + l2_reg
         D = 0.5 * R**2
         noise = sig_mean * math.sqrt(dim)  # sqrt(E ||b||_2^2)
     eta = 1.0 / beta
@@ -143,14 +95,37 @@ def mirror_descent(problem, constraint, *, epsilon, delta, rng, max_iter=None, c
         eta = min(eta, math.sqrt(2.0 * D) / (noise * math.sqrt(T)))
     if step_size is not None:
         eta *= float(step_size)
+    return eta
+
+
+def plan_mirror_descent(public, constraint, *, epsilon, delta, max_iter=None, clip_norm=None, accounting="tight",
+                        l2_reg=0.0, step_size=None):
+    """Calibration, T and step of :func:`mirror_descent` from public values only."""
+    check_gaussian_delta(epsilon, delta, "mirror_descent")
+    if not isinstance(constraint, (L1Ball, L2Ball)):
+        raise TypeError(f"solver 'mirror_descent' supports L1Ball and L2Ball, got {type(constraint).__name__}.")
+    C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
+    T = int(max_iter) if max_iter is not None else default_n_iter(public, constraint, epsilon, delta, C)
+    z, event, eps_out = gaussian_steps_plan(epsilon, delta, T, accounting,
+                                            lambda: paper_noise_multiplier(epsilon, delta, T))
+    sigma = z * 2.0 * C  # on the clipped gradient sum
+    eta = _mirror_step_size(public, constraint, sigma, T, l2_reg, step_size)
+    entropic = isinstance(constraint, L1Ball)
+    return Plan(event, eps_out, float(delta), T, z, constraint,
+                {"clip_norm": C, "sigma": sigma, "step_size": eta, "mirror_map": "entropic" if entropic else "euclidean",
+                 "radius": constraint.radius, "l2_reg": l2_reg})
+
+
+def run_mirror_descent(problem, plan, rng):
+    """Noisy mirror descent steps with the plan's constants; the average iterate."""
+    info, constraint, T = plan.info, plan.constraint, plan.n_iter
+    dim, R, eta = problem.dim, constraint.radius, info["step_size"]
+    entropic = info["mirror_map"] == "entropic"
     log_w = np.full(2 * dim, -math.log(2 * dim))  # entropic state: log of the 2p-simplex weights
     theta = np.zeros(dim)
     avg = np.zeros(dim)
     for _ in range(T):
-        g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
-        if sigma > 0:
-            g = g + rng.normal(0.0, sigma, size=dim)
-        g = g / n + l2_reg * theta
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"])
         if entropic:
             log_w -= eta * R * np.concatenate([g, -g])
             log_w -= logsumexp(log_w)
@@ -159,8 +134,43 @@ def mirror_descent(problem, constraint, *, epsilon, delta, rng, max_iter=None, c
         else:
             theta = constraint.project(theta - eta * g)
         avg += theta
-    coef = avg / T
-    event, eps_out = gaussian_steps_event(z, T, epsilon)
-    return SolverResult(coef, event, eps_out, float(delta), T, z,
-                        {"clip_norm": C, "sigma": sigma, "step_size": eta,
-                         "mirror_map": "entropic" if entropic else "euclidean", "radius": R})
+    return avg / T
+
+
+@register("mirror_descent", plan=plan_mirror_descent, pure_dp=False, constraints=("l1", "l2"))
+def mirror_descent(problem, constraint, *, epsilon, delta, rng, max_iter=None, clip_norm=None,
+                   accounting="tight", l2_reg=0.0, step_size=None, plan=None):
+    """Private mirror descent (TTZ Algorithm 1); see the module docstring.
+
+    Parameters
+    ----------
+    problem : Problem
+        Normalized data.
+    constraint : L1Ball or L2Ball
+        Feasible set (entropic map on the l1 ball, Euclidean on the l2 ball).
+    epsilon, delta : float
+        ``epsilon=np.inf`` runs the same mirror descent without noise.
+    rng : numpy.random.Generator
+        Source of the noise.
+    max_iter : int, default=None
+        T; ``None`` uses :func:`default_n_iter`.
+    clip_norm : float, default=None
+        Per-example gradient l2 clip norm C (normalized units).
+    accounting : {"tight", "paper"}, default="tight"
+        Calibration, see the module docstring.
+    l2_reg : float, default=0.0
+        Mean-scale l2 penalty of the objective.
+    step_size : float, default=None
+        Multiplier of the default step eta (see the module docstring).
+    plan : Plan, default=None
+        A plan from :func:`plan_mirror_descent` for these arguments (computed if ``None``).
+
+    Returns
+    -------
+    SolverResult
+        ``coef`` = average of theta_2, ..., theta_{T+1}.
+    """
+    if plan is None:
+        plan = plan_mirror_descent(problem, constraint, epsilon=epsilon, delta=delta, max_iter=max_iter,
+                                   clip_norm=clip_norm, accounting=accounting, l2_reg=l2_reg, step_size=step_size)
+    return plan.result(run_mirror_descent(problem, plan, rng))

@@ -4,7 +4,7 @@ Bassily, Smith & Thakurta, FOCS 2014, Algorithm 1 (here with full batches by def
 BST's Note (2), or Poisson-sampled mini-batches, and per-example gradient clipping to
 a public norm, Abadi et al., CCS 2016), so the mechanism is private for any data. T,
 the step size and the noise are functions of hyperparameters, n and the public
-bounds only (SPEC P4).
+bounds only (see ``docs/privacy.md``).
 """
 
 from __future__ import annotations
@@ -17,24 +17,12 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier
-from .._sets import L2Ball, Unconstrained
-from ._base import SolverResult, register
+from .._sets import bounded_domain
+from ._base import Plan, register
+from ._common import CLIP_FRACTION, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
 
-
-#: default clip norm as a fraction of the public row bound x_norm
-CLIP_FRACTION = 0.5
-
-
-def default_clip_norm(problem, constraint):
-    """Data-independent clip norm ``CLIP_FRACTION * x_norm``.
-
-    Per-example gradients are phi' x with ||x|| <= x_norm and |phi'| <= 1 (logistic;
-    the squared loss's residual is in [-2, 2] when predictions stay in the target
-    range). Clipping at half the worst case trades a little bias on large residuals
-    for half the noise (Abadi et al. 2016 recommend clipping below the maximum norm);
-    privacy holds for any clip norm.
-    """
-    return CLIP_FRACTION * problem.x_norm
+__all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "paper_noise_multiplier", "poisson_noise_multiplier",
+           "default_clip_norm", "CLIP_FRACTION"]
 
 
 def default_n_iter(n, epsilon, delta):
@@ -80,7 +68,7 @@ def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
     another one, each contributing a vector of norm <= 1 in units of the noise
     multiplier: its privacy loss compares q N(-1, z'^2) + (1-q) N(0, z'^2) with
     q N(+1, z'^2) + (1-q) N(0, z'^2) (``privacy_loss_mechanism.AdditiveNoisePrivacyLoss``),
-    i.e. it assumes sensitivity 2 per unit of z' (SPEC P7). So z' is the noise standard
+    i.e. it assumes sensitivity 2 per unit of z' (see ``docs/privacy.md``). So z' is the noise standard
     deviation divided by the per-record clip norm C (not by the sensitivity 2C). At
     q = 1 it reduces to a Gaussian of sensitivity 2, z' = 2 z with z the full-batch
     multiplier of :func:`dp_sklearn._accounting.composed_gaussian_noise_multiplier`.
@@ -116,29 +104,95 @@ def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
         make_accountant, make_event, float(epsilon), float(delta), bracket_interval=bracket, tol=1e-4 * upper))
 
 
-@register("noisy_gd", pure_dp=False, constraints=("none", "l1", "l2"))
-def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0,
-             clip_norm=None, accounting="tight", batch_size=None, **_):
+def _sampling_rate(n, batch_size):
+    if batch_size is None:
+        return 1.0
+    if not (isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool) and 1 <= batch_size <= n):
+        raise ValueError(f"batch_size must be None or an int in [1, n_samples={n}], got {batch_size!r}.")
+    return batch_size / n
+
+
+def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0.0, clip_norm=None,
+                  accounting="tight", batch_size=None):
+    """Calibration of :func:`noisy_gd` from public values only (see its Notes)."""
+    n = public.n
+    T = int(max_iter) if max_iter is not None else default_n_iter(n, epsilon, delta)
+    C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
+    q = _sampling_rate(n, batch_size)
+    if q == 1.0:
+        z, event, _ = gaussian_steps_plan(epsilon, delta, T, accounting,
+                                          lambda: paper_noise_multiplier(epsilon, delta, T, n))
+        sigma = z * 2.0 * C
+        relation = "any (multiplier relative to the replace-one sensitivity 2C)"
+    else:
+        zp = poisson_noise_multiplier(float(epsilon), float(delta), T, float(q))
+        if accounting == "paper":
+            zp = max(2.0 * paper_noise_multiplier(epsilon, delta, T, n, q), zp)
+        z = 0.5 * zp  # relative to the sensitivity 2C of a sampled step
+        sigma = zp * C
+        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T)
+        relation = "REPLACE_ONE"
+    eta = 1.0 / (public.loss.curvature * public.x_norm**2 + l2_reg)
+    # Squared loss: keep every prediction inside the target range (inactive for sensible
+    # fits; stops noise-driven drift). See dp_sklearn._sets.bounded_domain.
+    if public.loss.name == "squared":
+        constraint = bounded_domain(constraint, "squared", public.x_norm)
+    return Plan(event, float(epsilon), float(delta), T, z, constraint,
+                {"clip_norm": C, "step_size": eta, "sigma": sigma, "sampling_rate": q,
+                 "neighboring_relation": relation, "l2_reg": l2_reg})
+
+
+def run_noisy_gd(problem, plan, rng):
+    """Noisy projected gradient descent with the plan's constants; suffix-averaged iterate."""
+    info, constraint, T = plan.info, plan.constraint, plan.n_iter
+    theta = np.zeros(problem.dim)
+    avg = np.zeros_like(theta)
+    start = T // 2
+    for t in range(T):
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
+                                   sampling_rate=info["sampling_rate"])
+        theta = constraint.project(theta - info["step_size"] * g)
+        if t >= start:
+            avg += theta
+    return avg / (T - start)
+
+
+@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2"))
+def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0, clip_norm=None,
+             accounting="tight", batch_size=None, plan=None):
     """theta_{t+1} = P_C(theta_t - eta (g_t + l2_reg theta_t)), g_t = (clipped sum + N(0, sigma^2 I)) / m.
 
     Parameters
     ----------
-    problem, constraint
-        Normalized data and feasible set (projection ``P_C``).
+    problem : Problem
+        Normalized data.
+    constraint : Unconstrained, L1Ball or L2Ball
+        Feasible set (projection ``P_C``).
     epsilon, delta : float
+        Target guarantee.
     rng : numpy.random.Generator
         The fit's only source of randomness (noise and batch sampling).
     max_iter : int, default=None
         T; ``None`` uses :func:`default_n_iter` (also for mini-batches).
-    l2_reg : float
+    l2_reg : float, default=0.0
+        Mean-scale l2 penalty.
     clip_norm : float, default=None
         Per-example gradient clip norm C; ``None`` uses :func:`default_clip_norm`.
-    accounting : {"tight", "paper"}
+    accounting : {"tight", "paper"}, default="tight"
+        Calibration, see the Notes.
     batch_size : int, default=None
         ``None``: full batches (m = n). Otherwise each step uses a Poisson sample: every
         record enters independently with probability q = batch_size / n, and the
         noisy clipped sum is divided by the expected batch size m = q n (a public
         constant, so the step stays a post-processing of the noisy sum).
+    plan : Plan, default=None
+        A plan from :func:`plan_noisy_gd` for these arguments (computed if ``None``).
+
+    Returns
+    -------
+    SolverResult
+        The average of the second half of the iterates (suffix averaging, Rakhlin,
+        Shamir & Sridharan, ICML 2012).
 
     Notes
     -----
@@ -151,8 +205,8 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
     ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z')), T)`` and z'
     is calibrated by :func:`poisson_noise_multiplier` (PLD accountant, replace-one).
     The amplification-by-sampling analysis that ``dp_accounting`` applies by default
-    is for add/remove neighbours; for replace-one neighbours (SPEC P1), a record that
-    is replaced is sampled or not together with its replacement, and the PLD
+    is for add/remove neighbours; for replace-one neighbours, a record that is
+    replaced is sampled or not together with its replacement, and the PLD
     accountant's ``REPLACE_ONE`` relation models exactly that. **Its noise multiplier
     is per unit of the clip norm C** (sensitivity 2 per unit), so sigma = z' C, and the
     event must be composed by an accountant constructed with
@@ -162,57 +216,8 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
     ``accounting="paper"``: BST (FOCS 2014) Algorithm 1's sigma, see
     :func:`paper_noise_multiplier` (never below the tight multiplier, so it is private
     under replace-one whatever its constants).
-
-    Returns the average of the second half of the iterates (suffix averaging,
-    Rakhlin, Shamir & Sridharan, ICML 2012).
     """
-    T = int(max_iter) if max_iter is not None else default_n_iter(problem.n, epsilon, delta)
-    C = float(clip_norm) if clip_norm is not None else default_clip_norm(problem, constraint)
-    n = problem.n
-    if batch_size is None:
-        q = 1.0
-    else:
-        if not (isinstance(batch_size, numbers.Integral) and 1 <= batch_size <= n):
-            raise ValueError(f"batch_size must be None or an int in [1, n_samples={n}], got {batch_size!r}.")
-        q = batch_size / n
-    if q == 1.0:
-        z = composed_gaussian_noise_multiplier(epsilon, delta, T)
-        if accounting == "paper":
-            z = max(paper_noise_multiplier(epsilon, delta, T, n), z)
-        sigma = z * 2.0 * C
-        event = dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
-        relation = "any (multiplier relative to the replace-one sensitivity 2C)"
-    else:
-        zp = poisson_noise_multiplier(float(epsilon), float(delta), T, float(q))
-        if accounting == "paper":
-            zp = max(2.0 * paper_noise_multiplier(epsilon, delta, T, n, q), zp)
-        z = 0.5 * zp  # relative to the sensitivity 2C of a sampled step
-        sigma = zp * C
-        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T)
-        relation = "REPLACE_ONE"
-    smooth = problem.loss.curvature * problem.x_norm**2 + l2_reg
-    eta = 1.0 / smooth
-    X, y, loss = problem.X, problem.y, problem.loss
-    if loss.name == "squared" and isinstance(constraint, Unconstrained):
-        # Keep every prediction inside the target range: |<x, theta>| <= 1 for all
-        # ||x|| <= x_norm. Inactive for sensible fits; stops noise-driven drift.
-        constraint = L2Ball(1.0 / problem.x_norm)
-    m = q * n
-    theta = np.zeros(problem.dim)
-    avg = np.zeros_like(theta)
-    start = T // 2
-    for t in range(T):
-        if q == 1.0:
-            g = loss.clipped_gradient_sum(X, y, theta, problem.row_norms, C)
-        else:
-            idx = np.flatnonzero(rng.random(n) < q)
-            g = (loss.clipped_gradient_sum(X[idx], y[idx], theta, problem.row_norms[idx], C) if idx.size
-                 else np.zeros(problem.dim))
-        g = (g + rng.normal(0.0, sigma, size=theta.size)) / m + l2_reg * theta
-        theta = constraint.project(theta - eta * g)
-        if t >= start:
-            avg += theta
-    coef = avg / (T - start)
-    return SolverResult(coef, event, float(epsilon), float(delta), T, z,
-                        {"clip_norm": C, "step_size": eta, "sigma": sigma, "sampling_rate": q,
-                         "neighboring_relation": relation})
+    if plan is None:
+        plan = plan_noisy_gd(problem, constraint, epsilon=epsilon, delta=delta, max_iter=max_iter, l2_reg=l2_reg,
+                             clip_norm=clip_norm, accounting=accounting, batch_size=batch_size)
+    return plan.result(run_noisy_gd(problem, plan, rng))

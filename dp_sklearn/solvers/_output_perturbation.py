@@ -12,9 +12,11 @@ import math
 
 from dp_accounting import dp_event
 
-from .._accounting import gaussian_noise_multiplier
+from .._accounting import EpsilonDeltaDpEvent, gaussian_noise_multiplier
 from .._exact import minimize
-from ._base import SolverResult, norm_gamma_noise, register
+from ._base import Plan, norm_gamma_noise, register
+
+__all__ = ["output_perturbation", "plan_output_perturbation", "default_strong_convexity"]
 
 
 def _lipschitz(problem, lam):
@@ -48,30 +50,58 @@ def default_strong_convexity(problem, epsilon, delta, n_outputs_dim):
     return lam
 
 
-@register("output_perturbation", pure_dp=True, constraints=("none",))
-def output_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l2_reg=None, **_):
-    """Release argmin F + noise with l2 sensitivity 2G/(n Lambda) + 2 tol/Lambda (SPEC P5).
+def plan_output_perturbation(public, constraint, *, epsilon, delta, tol=1e-8, l2_reg=0.0):
+    """Lambda, the sensitivity and the noise of :func:`output_perturbation` (public values only)."""
+    lam = max(float(l2_reg or 0.0), default_strong_convexity(public, epsilon, delta, public.dim))
+    G = _lipschitz(public, lam)
+    sensitivity = 2.0 * G / (public.n * lam) + 2.0 * tol / lam
+    if delta > 0:
+        z = gaussian_noise_multiplier(epsilon, delta)
+        event, noise, scale = dp_event.GaussianDpEvent(z), z, z * sensitivity
+    else:
+        event, noise, scale = EpsilonDeltaDpEvent(float(epsilon), 0.0), 1.0 / epsilon, sensitivity / epsilon
+    return Plan(event, float(epsilon), float(delta), 1, noise, constraint,
+                {"sensitivity": sensitivity, "l2_reg": lam, "lipschitz": G, "scale": scale, "gaussian": delta > 0,
+                 "tol": tol})
+
+
+@register("output_perturbation", plan=plan_output_perturbation, pure_dp=True, constraints=("none",))
+def output_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l2_reg=0.0, plan=None):
+    """Release argmin F + noise with l2 sensitivity 2G/(n Lambda) + 2 tol/Lambda.
 
     Gaussian noise (analytic Gaussian, Balle & Wang 2018) when delta > 0,
     norm-Gamma noise with density exp(-epsilon ||b|| / Delta) when delta == 0.
     The strong convexity is Lambda = max(l2_reg, :func:`default_strong_convexity`): the
     user's ridge strength, raised to the data-independent level the noise calls for.
-    """
-    lam = max(float(l2_reg or 0.0), default_strong_convexity(problem, epsilon, delta, problem.dim))
-    theta = minimize(problem, None, l2_reg=lam, tol=tol)
-    G = _lipschitz(problem, lam)
-    sensitivity = 2.0 * G / (problem.n * lam) + 2.0 * tol / lam
-    dim = theta.size
-    if delta > 0:
-        z = gaussian_noise_multiplier(epsilon, delta)
-        coef = theta + rng.normal(0.0, z * sensitivity, size=dim)
-        event = dp_event.GaussianDpEvent(z)
-        noise = z
-    else:
-        coef = theta + norm_gamma_noise(rng, dim, sensitivity / epsilon)
-        from .._accounting import EpsilonDeltaDpEvent
 
-        event = EpsilonDeltaDpEvent(float(epsilon), 0.0)
-        noise = 1.0 / epsilon
-    return SolverResult(coef, event, float(epsilon), float(delta), 1, noise,
-                        {"sensitivity": sensitivity, "l2_reg": lam, "lipschitz": G})
+    Parameters
+    ----------
+    problem : Problem
+        Normalized data.
+    constraint : Unconstrained
+        Only the explicitly penalized objective is supported.
+    epsilon, delta : float
+        Target; ``delta = 0`` uses norm-Gamma noise (pure DP).
+    rng : numpy.random.Generator
+        Source of the noise.
+    tol : float, default=1e-8
+        Certified gradient-norm tolerance of the exact solver, paid for in the sensitivity.
+    l2_reg : float, default=0.0
+        User's mean-scale ridge strength.
+    plan : Plan, default=None
+        A plan from :func:`plan_output_perturbation` (computed if ``None``).
+
+    Returns
+    -------
+    SolverResult
+        The noisy minimizer.
+    """
+    if plan is None:
+        plan = plan_output_perturbation(problem, constraint, epsilon=epsilon, delta=delta, tol=tol, l2_reg=l2_reg)
+    info = plan.info
+    theta = minimize(problem, None, l2_reg=info["l2_reg"], tol=info["tol"])
+    if info["gaussian"]:
+        coef = theta + rng.normal(0.0, info["scale"], size=theta.size)
+    else:
+        coef = theta + norm_gamma_noise(rng, theta.size, info["scale"])
+    return plan.result(coef)

@@ -13,7 +13,7 @@ by the exponential mechanism on the per-feature marginal score
 
     u_j(D) = |sum_i x_ij y_i|     (x normalized, |x_ij| <= x_inf, |y_i| <= 1)
 
-whose sensitivity under replace-one neighbours (SPEC P1) is Delta = 2 x_inf for
+whose sensitivity under replace-one neighbours is Delta = 2 x_inf for
 every j (| |a| - |b| | <= |a - b|). The s features are selected at once with the
 one-shot Gumbel top-k trick: adding Gumbel(2 Delta / eps0) noise to every score
 and keeping the s largest has the same distribution as s rounds of peeling with the
@@ -49,12 +49,11 @@ from dp_accounting import dp_event
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
 from .._data import Problem
 from .._exact import minimize
-from .._sets import Unconstrained
-from ._base import SolverResult, register
-from ._ight import L0Set
-from ._objective_perturbation import objective_perturbation
+from .._sets import L0Set, Unconstrained
+from ._base import Plan, PublicProblem, register
+from ._objective_perturbation import plan_objective_perturbation, run_objective_perturbation
 
-__all__ = ["two_stage", "selection_scores", "SELECTION_SHARE"]
+__all__ = ["two_stage", "plan_two_stage", "selection_scores", "SELECTION_SHARE"]
 
 #: default share of epsilon spent on support selection
 SELECTION_SHARE = 0.5
@@ -67,6 +66,11 @@ def selection_scores(problem, n_head):
     return u, 2.0 * problem.x_inf
 
 
+def _restricted_x_norm(public, k):
+    """A public bound on the rows restricted to k columns: min(x_norm, sqrt(k) x_inf)."""
+    return min(public.x_norm, math.sqrt(k) * public.x_inf)
+
+
 def _restrict(problem, cols):
     X = problem.X
     Xs = X[:, cols]
@@ -75,19 +79,78 @@ def _restrict(problem, cols):
         row_norms = np.sqrt(np.asarray(Xs.multiply(Xs).sum(axis=1)).ravel())
     else:
         row_norms = np.linalg.norm(Xs, axis=1)
-    # A public bound on the restricted rows: min(x_norm, sqrt(k) x_inf).
-    x_norm = min(problem.x_norm, math.sqrt(len(cols)) * problem.x_inf)
+    x_norm = _restricted_x_norm(problem, len(cols))
     return Problem(Xs, problem.y, problem.loss, x_norm, problem.x_inf, row_norms, problem.l2_reg)
 
 
-@register("two_stage", pure_dp=True, constraints=("l0",), losses=("squared", "logistic"))
+def _selection(epsilon, delta, s, accounting, selection_share):
+    """eps0, event, (delta1, delta2) and rho1 of the top-s selection (public)."""
+    eps1 = selection_share * float(epsilon)
+    eps0 = eps1 / s  # pure exponential mechanisms, basic composition (the dissertation's)
+    event1 = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), s)
+    if delta > 0 and accounting != "paper":
+        rho = zcdp_rho(eps1, 0.5 * float(delta))
+        if math.sqrt(8.0 * rho / s) > eps0:  # zCDP composition wins unless s is small
+            # rho-zCDP is (eps1, delta / 2)-DP (RDP accountant); recorded as that generic event so
+            # that a ledger composes both stages through the PLD accountant (a ZCDpEvent would
+            # push it to the looser RDP-conversion fallback).
+            return math.sqrt(8.0 * rho / s), EpsilonDeltaDpEvent(float(eps1), 0.5 * float(delta)), 0.5 * float(delta), rho
+    return eps0, event1, float(delta), None  # stage 1 is pure: stage 2 gets all of delta
+
+
+def plan_two_stage(public, constraint, *, epsilon, delta, accounting="tight", tol=1e-8, l2_reg=0.0,
+                   selection_share=SELECTION_SHARE, coef_radius=None):
+    """Budget split, selection calibration and the stage-2 plan of :func:`two_stage` (public values only)."""
+    if not isinstance(constraint, L0Set):
+        raise TypeError(f"solver 'two_stage' needs an L0Set constraint, got {type(constraint).__name__}.")
+    if not 0 < selection_share < 1:
+        raise ValueError(f"selection_share must be in (0, 1), got {selection_share!r}.")
+    m = constraint.n_head(public.dim)
+    s = min(constraint.n_nonzero_coefs, m)
+    k = s + public.dim - m
+    sens = 2.0 * public.x_inf
+    info = {"n_head": m, "s": s, "selection_sensitivity": sens, "selection_share": selection_share,
+            "tol": tol, "l2_reg": l2_reg}
+    if epsilon == np.inf:
+        return Plan(dp_event.NonPrivateDpEvent(), float("inf"), float(delta), 1, 0.0, constraint, info)
+    eps0, event1, delta2, rho1 = _selection(epsilon, delta, s, accounting, selection_share)
+    sub = PublicProblem(public.n, k, _restricted_x_norm(public, k), public.x_inf, public.loss, l2_reg)
+    eps2 = float(epsilon) - selection_share * float(epsilon)
+    plan2 = plan_objective_perturbation(sub, Unconstrained(), epsilon=eps2, delta=delta2, tol=tol, l2_reg=l2_reg,
+                                        coef_radius=coef_radius)
+    info.update({"selection_epsilon0": eps0, "stage2": plan2.info, "selection_rho": rho1, "stage2_plan": plan2})
+    return Plan(dp_event.ComposedDpEvent([event1, plan2.event]), float(epsilon), float(delta), 1, eps0, constraint,
+                info)
+
+
+def run_two_stage(problem, plan, rng):
+    """Select the support (exactly at epsilon = inf), then fit it (objective perturbation)."""
+    info, dim = plan.info, problem.dim
+    m, s = info["n_head"], info["s"]
+    u, _ = selection_scores(problem, m)
+    if "stage2_plan" in info:
+        # Exponential mechanism exp(eps0 u / (2 sens)) by Gumbel-max; top-s at once (Durfee & Rogers 2019).
+        u = plan.noise_scale * u / (2.0 * info["selection_sensitivity"]) + rng.gumbel(size=m)
+    sel = np.argpartition(-u, s - 1)[:s] if s < m else np.arange(m)
+    cols = np.concatenate([np.sort(sel), np.arange(m, dim)])
+    sub = _restrict(problem, cols)
+    coef = np.zeros(dim)
+    if "stage2_plan" in info:
+        coef[cols] = run_objective_perturbation(sub, info["stage2_plan"], rng)
+    else:
+        coef[cols] = minimize(sub, Unconstrained(), l2_reg=info["l2_reg"], tol=info["tol"])
+    return coef
+
+
+@register("two_stage", plan=plan_two_stage, pure_dp=True, constraints=("l0",), losses=("squared", "logistic"))
 def two_stage(problem, constraint, *, epsilon, delta, rng, accounting="tight", tol=1e-8, l2_reg=0.0,
-              selection_share=SELECTION_SHARE, coef_radius=None, **_):
+              selection_share=SELECTION_SHARE, coef_radius=None, plan=None):
     """Private top-s support selection, then objective perturbation on the support.
 
     Parameters
     ----------
     problem : Problem
+        Normalized data.
     constraint : L0Set
         ``n_nonzero_coefs`` features are selected; the ``n_free`` trailing (intercept)
         columns are always kept and never scored.
@@ -95,64 +158,27 @@ def two_stage(problem, constraint, *, epsilon, delta, rng, accounting="tight", t
         Total budget; ``epsilon=np.inf`` selects the exact top-s scores and fits the
         restricted problem exactly (the non-private two-stage estimator).
     rng : numpy.random.Generator
-    accounting : {"tight", "paper"}
+        Source of the noise.
+    accounting : {"tight", "paper"}, default="tight"
         Stage-1 composition, see the module docstring.
-    tol : float
-        Certified gradient tolerance of the stage-2 exact solver (SPEC P5).
-    l2_reg : float
+    tol : float, default=1e-8
+        Certified gradient tolerance of the stage-2 exact solver.
+    l2_reg : float, default=0.0
         Mean-scale ridge term of the stage-2 objective.
-    selection_share : float in (0, 1)
+    selection_share : float in (0, 1), default=0.5
         Share of epsilon spent on selection.
     coef_radius : float, default=None
         Passed to objective perturbation (its data-independent prior on ||theta||
         and, for the squared loss, the l2-ball radius).
+    plan : Plan, default=None
+        A plan from :func:`plan_two_stage` (computed if ``None``).
 
     Returns
     -------
     SolverResult
+        Coefficients zero outside the selected support and the free columns.
     """
-    if not isinstance(constraint, L0Set):
-        raise TypeError(f"solver 'two_stage' needs an L0Set constraint, got {type(constraint).__name__}.")
-    if not 0 < selection_share < 1:
-        raise ValueError(f"selection_share must be in (0, 1), got {selection_share!r}.")
-    dim = problem.dim
-    m = constraint.n_head(dim)
-    s = min(constraint.n_nonzero_coefs, m)
-    u, sens = selection_scores(problem, m)
-    if epsilon == np.inf:
-        sel = np.argpartition(-u, s - 1)[:s] if s < m else np.arange(m)
-        cols = np.concatenate([np.sort(sel), np.arange(m, dim)])
-        sub = _restrict(problem, cols)
-        theta_s = minimize(sub, Unconstrained(), l2_reg=l2_reg, tol=tol)
-        coef = np.zeros(dim)
-        coef[cols] = theta_s
-        return SolverResult(coef, dp_event.NonPrivateDpEvent(), float("inf"), float(delta), 1, 0.0, {})
-    eps1 = selection_share * float(epsilon)
-    eps2 = float(epsilon) - eps1
-    eps0 = eps1 / s  # pure exponential mechanisms, basic composition (the dissertation's)
-    rho1 = None
-    event1 = dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(float(eps0), 0.0), s)
-    delta1, delta2 = 0.0, float(delta)  # stage 1 is pure
-    if delta > 0 and accounting != "paper":
-        rho = zcdp_rho(eps1, 0.5 * float(delta))
-        if math.sqrt(8.0 * rho / s) > eps0:  # zCDP composition wins unless s is small
-            rho1, eps0 = rho, math.sqrt(8.0 * rho / s)
-            delta1, delta2 = 0.5 * float(delta), 0.5 * float(delta)
-            # rho1-zCDP is (eps1, delta1)-DP (RDP accountant); recorded as that generic event so
-            # that a ledger composes both stages through the PLD accountant (a ZCDpEvent would
-            # push it to the looser RDP-conversion fallback).
-            event1 = EpsilonDeltaDpEvent(float(eps1), float(delta1))
-    # Exponential mechanism exp(eps0 u / (2 sens)) by Gumbel-max; top-s at once (Durfee & Rogers 2019).
-    noisy = eps0 * u / (2.0 * sens) + rng.gumbel(size=m)
-    sel = np.argpartition(-noisy, s - 1)[:s] if s < m else np.arange(m)
-    cols = np.concatenate([np.sort(sel), np.arange(m, dim)])
-    sub = _restrict(problem, cols)
-    res2 = objective_perturbation(sub, Unconstrained(), epsilon=eps2, delta=delta2,
-                                  rng=rng, tol=tol, l2_reg=l2_reg, coef_radius=coef_radius)
-    coef = np.zeros(dim)
-    coef[cols] = res2.coef
-    event = dp_event.ComposedDpEvent([event1, res2.event])
-    return SolverResult(coef, event, float(epsilon), float(delta), 1, eps0,
-                        {"selection_epsilon0": eps0, "selection_sensitivity": sens, "stage2": res2.info,
-                         "selection_rho": rho1,
-                         "selection_share": selection_share})
+    if plan is None:
+        plan = plan_two_stage(problem, constraint, epsilon=epsilon, delta=delta, accounting=accounting, tol=tol,
+                              l2_reg=l2_reg, selection_share=selection_share, coef_radius=coef_radius)
+    return plan.result(run_two_stage(problem, plan, rng))

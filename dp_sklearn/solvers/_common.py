@@ -1,0 +1,99 @@
+"""Pieces shared by the gradient mechanisms, written once.
+
+* :func:`default_clip_norm` -- the data-independent per-example clip norm;
+* :func:`gaussian_steps_plan` -- the calibration of T adaptive Gaussian releases
+  (tight: exact Gaussian composition; paper: the paper's multiplier, never below the
+  tight one), with its ``dp_accounting`` event;
+* :func:`noisy_clipped_gradient` -- one noisy clipped-gradient step (full batch or a
+  Poisson sample);
+* :func:`check_gaussian_delta` -- the ``delta > 0`` requirement of Gaussian noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from dp_accounting import dp_event
+
+from .._accounting import composed_gaussian_noise_multiplier
+from ._base import SOLVERS
+
+__all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient",
+           "check_gaussian_delta"]
+
+#: default clip norm as a fraction of the public row bound x_norm
+CLIP_FRACTION = 0.5
+
+
+def default_clip_norm(public, constraint=None):
+    """Data-independent clip norm ``CLIP_FRACTION * x_norm``.
+
+    Per-example gradients are phi' x with ||x|| <= x_norm and |phi'| <= 1 (logistic;
+    the squared loss's residual is in [-2, 2] when predictions stay in the target
+    range). Clipping at half the worst case trades a little bias on large residuals
+    for half the noise (Abadi et al. 2016 recommend clipping below the maximum norm);
+    privacy holds for any clip norm.
+    """
+    return CLIP_FRACTION * public.x_norm
+
+
+def gaussian_steps_plan(epsilon, delta, T, accounting="tight", paper_multiplier=None):
+    """Noise multiplier and event of T adaptive Gaussian releases of equal sensitivity.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        Target; ``epsilon = inf`` gives multiplier 0 (no noise).
+    T : int
+        Number of releases.
+    accounting : {"tight", "paper"}
+        ``"tight"``: T Gaussian mechanisms with multiplier z compose exactly into one
+        with multiplier z / sqrt(T) (Dong, Roth & Su 2019, Corollary 3.3), so
+        ``z = sqrt(T) z_analytic(epsilon, delta)`` (Balle & Wang 2018). ``"paper"``:
+        ``paper_multiplier()``, never below the tight multiplier (so it is private
+        whatever the paper's constants).
+    paper_multiplier : callable, default=None
+        The paper's multiplier, relative to the same sensitivity.
+
+    Returns
+    -------
+    z : float
+        Multiplier per step, relative to the l2 sensitivity of a released step.
+    event : dp_accounting.DpEvent
+        ``SelfComposedDpEvent(GaussianDpEvent(z), T)``, or ``NonPrivateDpEvent`` when z = 0.
+    epsilon : float
+        The epsilon stated for the event (``inf`` when z = 0).
+    """
+    if epsilon == np.inf:
+        return 0.0, dp_event.NonPrivateDpEvent(), float("inf")
+    z = composed_gaussian_noise_multiplier(epsilon, delta, T)
+    if accounting == "paper" and paper_multiplier is not None:
+        z = max(paper_multiplier(), z)
+    return z, dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), int(T)), float(epsilon)
+
+
+def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0, sampling_rate=1.0):
+    """(sum_i clip(grad l(theta; x_i, y_i), C) + N(0, sigma^2 I)) / (q n) + l2_reg theta.
+
+    The clipped sum has l2 sensitivity 2C under replace-one neighbours. With
+    ``sampling_rate = q < 1`` the sum runs over a Poisson sample (each record enters
+    independently with probability q) and is divided by the public expected batch
+    size q n, so the step stays a post-processing of the noisy sum.
+    """
+    X, y, row_norms = problem.X, problem.y, problem.row_norms
+    if sampling_rate < 1.0:
+        idx = np.flatnonzero(rng.random(problem.n) < sampling_rate)
+        X, y, row_norms = X[idx], y[idx], row_norms[idx]
+    g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm) if X.shape[0] else np.zeros(theta.size)
+    if sigma > 0:
+        g = g + rng.normal(0.0, sigma, size=theta.size)
+    return g / (sampling_rate * problem.n) + l2_reg * theta
+
+
+def check_gaussian_delta(epsilon, delta, name):
+    """Raise a ValueError naming ``delta`` and the pure solvers if delta is not in (0, 1)."""
+    if epsilon != np.inf and not (0 < delta < 1):
+        pure = sorted(k for k, spec in SOLVERS.items() if spec.pure_dp)
+        raise ValueError(
+            f"delta must be in (0, 1) for solver={name!r} (Gaussian noise); got delta={delta!r}. "
+            f"Solvers that accept delta=0: {pure}."
+        )
