@@ -75,7 +75,7 @@ def _one_warning_per_category():
                    "privacy guarantee holds, but the models fit the clipped data.")
         else:
             msg = f"the search's internal fits emitted {cat.__name__} warnings (details withheld: see docs/privacy.md)."
-        warnings.warn(msg, cat, stacklevel=4)
+        warnings.warn(msg, cat, stacklevel=5)
 
 
 class _Runs:

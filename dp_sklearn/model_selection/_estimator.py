@@ -33,13 +33,13 @@ def _is_dp(step):
 
 
 def _children(step):
-    """Sub-estimators of a composite (unfitted view), or None for a leaf."""
+    """Named sub-estimators of a composite (unfitted view), or None for a leaf."""
     if isinstance(step, Pipeline):
-        return [s for _, s in step.steps]
+        return list(step.steps)
     if isinstance(step, ColumnTransformer):
-        return [t for _, t, _ in step.transformers] + [step.remainder]
+        return [(name, t) for name, t, _ in step.transformers] + [("remainder", step.remainder)]
     if isinstance(step, FeatureUnion):
-        return [t for _, t in step.transformer_list]
+        return list(step.transformer_list)
     return None
 
 
@@ -56,13 +56,13 @@ def _check_public(step, path):
         return
     children = _children(step)
     if children is not None:
-        for i, child in enumerate(children):
-            _check_public(child, f"{path}[{i}]")
+        for name, child in children:
+            _check_public(child, f"{path}__{name}" if path else name)
         return
     if isinstance(step, FrozenEstimator) or _public_encoder(step) or not get_tags(step).requires_fit:
         return
     raise ValueError(
-        f"estimator step {path} ({type(step).__name__}) learns from the data without privacy: its fitted state "
+        f"estimator step {path or 'estimator'!r} ({type(step).__name__}) learns from the data without privacy: its fitted state "
         "would be released with the model but is not accounted. Use a DP step (e.g. dp_sklearn's private "
         "scalers), a stateless transformer, an encoder with explicit public categories (categories=[...], "
         "no min_frequency / max_categories), or a step fitted on public data and wrapped in "
@@ -100,7 +100,7 @@ class EstimatorSpec:
                 "estimator must have a DP step with 'epsilon' and 'delta' parameters (a dp_sklearn estimator, or "
                 f"a Pipeline with DP steps); found none in {type(estimator).__name__}."
             )
-        _check_public(estimator, "estimator")
+        _check_public(estimator, "")
         self.eps_keys = [p + "epsilon" for p in prefixes]
         self.delta_keys = [p + "delta" for p in prefixes]
         self.eps_shares, self.delta_shares = self._shares(params)
