@@ -273,25 +273,71 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
 
     @available_if(_has("predict"))
     def predict(self, X):
-        """Predict with ``best_estimator_``. X : array-like of shape (n_samples, n_features)."""
+        """Predict with ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions of the selected model.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     @available_if(_has("predict_proba"))
     def predict_proba(self, X):
-        """``best_estimator_.predict_proba``; returns ndarray of shape (n_samples, n_classes)."""
+        """Class probabilities from ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probabilities of the selected model.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict_proba(X)
 
     @available_if(_has("decision_function"))
     def decision_function(self, X):
-        """``best_estimator_.decision_function``."""
+        """Decision function of ``best_estimator_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Decision values of the selected model.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
     @available_if(_has("score"))
     def score(self, X, y):
-        """``best_estimator_.score`` on data you hold (not a private release)."""
+        """Score of ``best_estimator_`` on data you hold (not a private release).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+        y : array-like of shape (n_samples,)
+            True targets.
+
+        Returns
+        -------
+        score : float
+            ``best_estimator_.score(X, y)``.
+        """
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X, y)
 

@@ -62,8 +62,8 @@ def _check_public(step, path):
     if isinstance(step, FrozenEstimator) or _public_encoder(step) or not get_tags(step).requires_fit:
         return
     raise ValueError(
-        f"estimator step {path or 'estimator'!r} ({type(step).__name__}) learns from the data without privacy: its fitted state "
-        "would be released with the model but is not accounted. Use a DP step (e.g. dp_sklearn's private "
+        f"estimator step {path or 'estimator'!r} ({type(step).__name__}) learns from the data without privacy: "
+        "its fitted state would be released with the model but is not accounted. Use a DP step (e.g. dp_sklearn's private "
         "scalers), a stateless transformer, an encoder with explicit public categories (categories=[...], "
         "no min_frequency / max_categories), or a step fitted on public data and wrapped in "
         "sklearn.frozen.FrozenEstimator."

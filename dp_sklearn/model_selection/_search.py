@@ -134,12 +134,15 @@ class DPGridSearchCV(_BaseDPSearch):
         inner estimators' ``random_state`` is overridden during the search and
         set back to the user's value afterwards, so no Generator or seed stays
         reachable from the fitted search). ``None`` draws fresh OS entropy. A
-        ``RandomState`` or ``Generator`` is consumed to draw 256 bits of seed.
-        An int makes the search reproducible, as in scikit-learn; but then
-        the published model carries the key to its own noise: anyone who
-        knows the int can re-run the search on candidate datasets and match
-        the released coefficients exactly. Do not publish models fitted with
-        a fixed seed (``docs/privacy.md``).
+        ``RandomState`` or ``Generator`` is consumed to draw 256 bits of seed
+        (never reduced to a 31-bit seed). An int makes the search
+        reproducible, as in scikit-learn; but then the published model
+        carries the key to its own noise: anyone who knows the int can re-run
+        the search on candidate datasets and match the released coefficients
+        exactly. The same holds for a ``RandomState`` or ``Generator`` kept
+        as this parameter (its state can be rewound to the bits drawn). Do
+        not publish a search or a model fitted with a fixed seed
+        (``docs/privacy.md``).
     ledger : dp_sklearn.PrivacyLedger, default=None
         Checked before the data is used (with the exact event of the search)
         and recorded into afterwards, once, with the search's total event. If
