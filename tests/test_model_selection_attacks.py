@@ -112,7 +112,8 @@ def test_batch_size_candidates_are_refused_by_repeat_and_select_only():
     with pytest.raises(ValueError, match="batch_size"):
         DPGridSearchCV(DPLogisticRegression(solver="noisy_gd"), mixed, epsilon=EPS, delta=DELTA,
                        random_state=0).fit(X, y)
-    s = DPGridSearchCV(est, GRID, epsilon=EPS, delta=DELTA, selection="exhaustive", random_state=0).fit(X, y)
+    s = DPGridSearchCV(est.set_params(max_iter=5), {"C": [1.0]}, epsilon=EPS, delta=DELTA, selection="exhaustive",
+                       random_state=0).fit(X, y)
     leaves = [ev for run in s.dp_event_.events for ev in run.events]
     assert any(isinstance(ev, dp_event.SelfComposedDpEvent)
                and isinstance(ev.event, dp_event.PoissonSampledDpEvent) for ev in leaves)
