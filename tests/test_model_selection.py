@@ -205,6 +205,11 @@ def test_data_dependent_events_are_caught(cancer):
     ({"scoring": "roc_auc"}, "per-record"),
     ({"n_iter": 0.5}, "n_iter"),
     ({"shape": -1.0}, "shape"),
+    ({"ledger": "x.jsonl"}, "ledger"),
+    ({"random_state": -1}, "random_state"),
+    ({"cv": 0.0}, "cv"),
+    ({"refit": "yes"}, "refit"),
+    ({"grid": {"random_state": [0, 1]}}, "sets"),
 ])
 def test_invalid_parameters(cancer, kw, match):
     Xtr, _, ytr, _ = cancer

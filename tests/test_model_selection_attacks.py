@@ -123,6 +123,7 @@ def test_batch_size_candidates_are_refused_by_repeat_and_select_only():
 
 
 # ---------------------------------------------------------------------------------- 2: no stale reservation
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
 @pytest.mark.parametrize("case", ["nan", "inf", "one_class", "lengths", "nan_y"])
 def test_invalid_data_leaves_no_reservation(tmp_path, case):
     X, y = _small_problem()

@@ -118,8 +118,6 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             raise ValueError(f"{type(self).__name__} requires y.")
         check_array(X, accept_sparse=True, dtype=None if categories else "numeric", ensure_min_samples=3,
                     input_name="X")
-        if not hasattr(X, "shape"):
-            X = np.asarray(X, dtype=None if categories else float)
         validate_data(self, X, skip_check_array=True)
         check_consistent_length(X, y)
         y = column_or_1d(y, warn=True)
@@ -178,6 +176,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         self._check_semantics(spec)
         is_clf = is_classifier(self.estimator)
         scorer = resolve_scorer(self.scoring, self.score_bounds, is_clf, spec.bounds_y)
+        if not hasattr(X, "shape"):  # lists: an array of the inferred dtype (object for mixed columns)
+            X = check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
         categories = column_categories(self.estimator, X)
         X, y = self._check_data(X, y, is_clf, categories)
         n = y.shape[0]

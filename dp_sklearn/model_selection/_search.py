@@ -187,7 +187,7 @@ class DPGridSearchCV(_BaseDPSearch):
     candidate_epsilon_ : float
         ``epsilon_c``, the per-run budget.
     fit_epsilon_, fit_delta_ : float
-        Budget of each candidate fit.
+        Budget of each candidate fit (of all its DP steps together).
     score_noise_std_ : float
         Standard deviation of the Gaussian noise on a validation score.
     n_train_, n_val_ : int
