@@ -87,22 +87,26 @@ class _Runs:
         self.rng, self.seeds = rng, seeds
         self.started = False  # set before the first noise draw can happen
 
-    def fit(self, params, epsilon, delta, X, y, bound):
-        """One private fit; its event must be covered by the public calibration ``bound``."""
+    def fit(self, params, epsilon, delta, X, y, bound, score_event=None):
+        """One private fit; its event (with ``score_event``) must be covered by the public ``bound``."""
         est = self.spec.make(params, epsilon, delta, self.seeds.spawn(1)[0])
         self.started = True
         est.fit(X, y)
         self.spec.restore(est)
-        return est, bound
-
-    def __call__(self, params, bound):
-        est, _ = self.fit(params, self.plan.eps_fit, self.plan.delta_c, self.X_tr, self.y_tr, bound)
-        ev = dp_event.ComposedDpEvent([released_event(est), dp_event.GaussianDpEvent(self.plan.z_score)])
+        ev = released_event(est)
+        if score_event is not None:
+            ev = dp_event.ComposedDpEvent([ev, score_event])
         if not covered(ev, bound):
             raise RuntimeError(
                 f"The event of the fit with {params} ({ev}) is not covered by its calibration ({bound}): the "
                 "estimator's event depends on the data, which dp_sklearn forbids (docs/privacy.md)."
             )
+        return est
+
+    def __call__(self, params, bound):
+        """Fit ``params`` on the training part; return (noisy validation score, model)."""
+        est = self.fit(params, self.plan.eps_fit, self.plan.delta_c, self.X_tr, self.y_tr, bound,
+                       dp_event.GaussianDpEvent(self.plan.z_score))
         score = noisy_score(*self.scorer, self.y_val, est.predict(self.X_val), self.noise_std, self.rng)
         return score, est
 
@@ -206,12 +210,9 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             with _one_warning_per_category():
                 results = self._run_search(runs, candidates, grid, plan, rng)
                 best = self._select(results)
-                if best is not None and plan.refit_event is not None:
-                    best_est, _ = runs.fit(best[0], calibrator.refit * float(self.epsilon), float(self.delta) / 2,
-                                           X, y, plan.refit_event)
-                    if not covered(released_event(best_est), plan.refit_event):
-                        raise RuntimeError("The refit's event is not covered by its calibration (docs/privacy.md).")
-                    best = (best[0], best[1], best_est, best[3])
+                if best is not None and plan.refit_event is not None:  # refit on all the data
+                    best = best[:2] + (runs.fit(best[0], calibrator.refit * float(self.epsilon),
+                                                float(self.delta) / 2, X, y, plan.refit_event), best[3])
         except BaseException:
             if not runs.started:
                 for led in ledgers:
