@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from functools import partial
 
 from dp_accounting import dp_event
 
@@ -127,6 +128,9 @@ class Calibrator:
         total = ev if refit_event is None else dp_event.ComposedDpEvent([ev, refit_event])
         return Plan(eps_c, eps_fit, self.delta_c, z_s, total, inner, runs, refit_event, math.nan)
 
+    def _accounted(self, eps_c, refit_event, delta):
+        return compose_epsilon([self.plan(eps_c, refit_event).total_event], delta)
+
     def solve(self, eps_total, delta_total):
         """The plan with the largest per-run budget whose total is at most ``eps_total``.
 
@@ -136,10 +140,7 @@ class Calibrator:
             If even a tiny per-run budget does not fit.
         """
         refit_event = self._refit_event(eps_total, delta_total)
-
-        def accounted(eps_c):
-            return compose_epsilon([self.plan(eps_c, refit_event).total_event], delta_total)
-
+        accounted = partial(self._accounted, refit_event=refit_event, delta=delta_total)
         lo = eps_total
         if accounted(lo) > eps_total:
             for _ in range(40):
