@@ -208,7 +208,8 @@ class DPGridSearchCV(_BaseDPSearch):
         candidate whose event contains a subsampled (``batch_size``) event,
         which is private only under replace-one while the RDP accountant of
         repeat-and-select works under add/remove; a non-private data-fitted
-        step; invalid data (NaN or inf, inconsistent lengths, one class).
+        step; several DP steps of which one has no finite epsilon > 0 to
+        split the budget by; invalid data (NaN or inf, inconsistent lengths, one class).
         Everything is validated before the ledger is asked for budget, and a
         reservation is released if the search fails before its first private
         fit.
