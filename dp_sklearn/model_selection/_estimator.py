@@ -1,0 +1,242 @@
+"""What the search needs to know about the estimator it tunes.
+
+* :class:`EstimatorSpec` finds the DP steps (every step, at any depth, exposing both
+  ``epsilon`` and ``delta``), the ``ledger`` / ``random_state`` / ``bounds_y`` parameters,
+  and refuses non-private steps that learn from the data.
+* :func:`synthetic_like` builds public stand-in data with the column layout of X
+  (categorical columns drawn from the public categories of an encoder).
+* :func:`released_event` collects the events of all DP steps of a fitted estimator.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+from dp_accounting import dp_event
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.frozen import FrozenEstimator
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
+from sklearn.utils import get_tags
+
+__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories"]
+
+_ENCODERS = (OneHotEncoder, OrdinalEncoder)
+
+
+def _is_dp(step):
+    params = step.get_params(deep=False)
+    return "epsilon" in params and "delta" in params
+
+
+def _children(step):
+    """Named sub-estimators of a composite (unfitted view), or None for a leaf."""
+    if isinstance(step, Pipeline):
+        return list(step.steps)
+    if isinstance(step, ColumnTransformer):
+        return [(name, t) for name, t, _ in step.transformers] + [("remainder", step.remainder)]
+    if isinstance(step, FeatureUnion):
+        return list(step.transformer_list)
+    return None
+
+
+def _public_encoder(step):
+    return (isinstance(step, _ENCODERS) and not isinstance(step.categories, str)
+            and getattr(step, "min_frequency", None) is None and getattr(step, "max_categories", None) is None)
+
+
+def _check_public(step, path):
+    """Raise unless ``step`` is DP, stateless, frozen or fitted only to public information."""
+    if step is None or isinstance(step, str):  # "passthrough", "drop"
+        return
+    if _is_dp(step):
+        return
+    children = _children(step)
+    if children is not None:
+        for name, child in children:
+            _check_public(child, f"{path}__{name}" if path else name)
+        return
+    if isinstance(step, FrozenEstimator) or _public_encoder(step) or not get_tags(step).requires_fit:
+        return
+    raise ValueError(
+        f"estimator step {path or 'estimator'!r} ({type(step).__name__}) learns from the data without privacy: "
+        "its fitted state would be released with the model but is not accounted. Use a DP step (e.g. dp_sklearn's private "
+        "scalers), a stateless transformer, an encoder with explicit public categories (categories=[...], "
+        "no min_frequency / max_categories), or a step fitted on public data and wrapped in "
+        "sklearn.frozen.FrozenEstimator."
+    )
+
+
+class EstimatorSpec:
+    """Parameter keys of the tuned estimator and the budget split among its DP steps.
+
+    Parameters
+    ----------
+    estimator : estimator or Pipeline
+        With at least one DP step. With several, each DP step gets a share of a
+        run's budget proportional to the ``epsilon`` it is configured with (and
+        a share of delta proportional to its configured ``delta``; equal shares
+        if they are all 0).
+
+    Raises
+    ------
+    ValueError
+        No DP step; several DP steps with an epsilon that is not finite and > 0;
+        a non-private data-fitted step.
+    """
+
+    def __init__(self, estimator):
+        params = estimator.get_params(deep=True)
+
+        def keys(name):
+            return [k for k in params if k == name or k.endswith("__" + name)]
+
+        prefixes = [k[: -len("epsilon")] for k in keys("epsilon") if k[: -len("epsilon")] + "delta" in params]
+        if not prefixes:
+            raise ValueError(
+                "estimator must have a DP step with 'epsilon' and 'delta' parameters (a dp_sklearn estimator, or "
+                f"a Pipeline with DP steps); found none in {type(estimator).__name__}."
+            )
+        _check_public(estimator, "")
+        self.eps_keys = [p + "epsilon" for p in prefixes]
+        self.delta_keys = [p + "delta" for p in prefixes]
+        self.eps_shares, self.delta_shares = self._shares(params)
+        self.ledger_keys = keys("ledger")
+        self.rs_keys = keys("random_state")
+        self.inner_ledgers = [params[k] for k in self.ledger_keys if params[k] is not None]
+        bounds = [params[k] for k in keys("bounds_y") if params[k] is not None and not isinstance(params[k], str)]
+        self.bounds_y = bounds[-1] if bounds else None
+        self.user_random_state = {k: params[k] for k in self.rs_keys}
+        self.estimator = estimator
+
+    def _shares(self, params):
+        if len(self.eps_keys) == 1:
+            return [1.0], [1.0]
+        eps = []
+        for k in self.eps_keys:
+            e = params[k]
+            if isinstance(e, bool) or not isinstance(e, (int, float, np.number)) or not (0 < e < math.inf):
+                raise ValueError(
+                    f"With several DP steps the search splits each run's budget in proportion to the epsilons "
+                    f"configured on them, so {k} must be a finite number > 0, got {e!r}."
+                )
+            eps.append(float(e))
+        deltas = [float(params[k]) for k in self.delta_keys]
+        d_sum = sum(deltas)
+        d_shares = [d / d_sum for d in deltas] if d_sum > 0 else [1.0 / len(deltas)] * len(deltas)
+        return [e / sum(eps) for e in eps], d_shares
+
+    def forbidden_keys(self):
+        """Parameters the search sets itself (never in a grid)."""
+        return set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
+
+    def make(self, params, epsilon, delta, seed_seq=None):
+        """A clone with the DP steps' budget set, ledgers off and fresh Generators.
+
+        ``seed_seq`` (a ``numpy.random.SeedSequence``) gives every ``random_state``
+        parameter its own spawned Generator; ``None`` gives them a fixed public
+        seed (dry runs on synthetic data only).
+        """
+        over = {k: float(epsilon) * s for k, s in zip(self.eps_keys, self.eps_shares)}
+        over.update({k: float(delta) * s for k, s in zip(self.delta_keys, self.delta_shares)})
+        over.update({k: None for k in self.ledger_keys})
+        children = seed_seq.spawn(len(self.rs_keys)) if seed_seq is not None else [0] * len(self.rs_keys)
+        over.update({k: np.random.default_rng(c) for k, c in zip(self.rs_keys, children)})
+        over.update(params)
+        return clone(self.estimator).set_params(**over)
+
+    def restore(self, est):
+        """Set every ``random_state`` back to the user's value: no Generator stays reachable."""
+        if self.rs_keys:
+            est.set_params(**self.user_random_state)
+        return est
+
+
+def released_event(est):
+    """The dp_accounting event of a fitted estimator: its DP steps' events, composed.
+
+    Raises
+    ------
+    ValueError
+        If no fitted step exposes ``dp_event_``.
+    """
+    events, stack = [], [est]
+    while stack:
+        step = stack.pop(0)
+        if hasattr(step, "dp_event_"):
+            events.append(step.dp_event_)
+        elif isinstance(step, Pipeline):
+            stack[:0] = [s for _, s in step.steps]
+        elif isinstance(step, ColumnTransformer) and hasattr(step, "transformers_"):
+            stack[:0] = [t for _, t, _ in step.transformers_]
+        elif isinstance(step, FeatureUnion):
+            stack[:0] = [t for _, t in step.transformer_list]
+    if not events:
+        raise ValueError(
+            f"{type(est).__name__} exposes no dp_event_ after fit: DPGridSearchCV needs a dp_sklearn "
+            "estimator (or a Pipeline with DP steps)."
+        )
+    return events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
+
+
+def _resolve_columns(cols, X):
+    """Column indices selected by a ColumnTransformer spec (from the schema of X only)."""
+    names = list(X.columns) if hasattr(X, "columns") else None
+    p = X.shape[1]
+    if callable(cols):
+        cols = cols(X.iloc[:0] if names is not None else X[:0])
+    if isinstance(cols, slice):
+        if names is not None and isinstance(cols.start or cols.stop, str):
+            start = names.index(cols.start) if cols.start is not None else 0
+            stop = names.index(cols.stop) + 1 if cols.stop is not None else p
+            return list(range(start, stop))
+        return list(range(p))[cols]
+    cols = [cols] if np.isscalar(cols) else list(cols)
+    if cols and isinstance(cols[0], (bool, np.bool_)):
+        return [i for i, c in enumerate(cols) if c]
+    return [names.index(c) if isinstance(c, str) else int(c) for c in cols]
+
+
+def column_categories(estimator, X):
+    """{column index: public categories} for the encoders that read X's columns directly."""
+    first = estimator
+    while isinstance(first, Pipeline):
+        first = next((s for _, s in first.steps if s is not None and s != "passthrough"), None)
+    if _public_encoder(first):
+        return dict(enumerate(first.categories))
+    out = {}
+    if isinstance(first, ColumnTransformer):
+        for _, trans, cols in first.transformers:
+            while isinstance(trans, Pipeline):
+                trans = trans.steps[0][1]
+            if _public_encoder(trans):
+                out.update(zip(_resolve_columns(cols, X), trans.categories))
+    return out
+
+
+def synthetic_like(X, n_rows, rng, categories=None):
+    """Public stand-in data with the shape and column layout of X (never derived from its values).
+
+    Numeric columns are N(0, 1/p); a column in ``categories`` takes values drawn
+    uniformly from its public categories.
+    """
+    p = X.shape[1]
+    Z = rng.standard_normal((n_rows, p)) / math.sqrt(max(p, 1))
+    if sp.issparse(X):
+        return sp.csr_matrix(Z)
+    categories = categories or {}
+    cols = [np.asarray(categories[j], dtype=object)[rng.integers(len(categories[j]), size=n_rows)]
+            if j in categories else Z[:, j] for j in range(p)]
+    if hasattr(X, "columns") and hasattr(X, "iloc"):
+        import pandas as pd
+
+        frame = pd.DataFrame(dict(zip(range(p), cols)))
+        frame.columns = X.columns
+        return frame
+    if categories:
+        out = np.column_stack([np.asarray(c, dtype=object) for c in cols])
+        return out.astype(X.dtype) if getattr(X, "dtype", object) != object else out
+    return Z

@@ -1,0 +1,274 @@
+"""Attacks and hardening of DPGridSearchCV (issue 8: 0b, 0c, 0e, 2, 12; issue 10: 4)."""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+
+from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
+from dp_sklearn._accounting import gaussian_noise_multiplier
+from dp_sklearn.ledger import PrivacyLedger, compose_epsilon
+from dp_sklearn.model_selection import DPGridSearchCV
+
+EPS, DELTA = 2.0, 1e-6
+GRID = {"C": [0.1, 1.0]}
+_NOISE_SOURCES = (np.random.Generator, np.random.RandomState, np.random.SeedSequence, np.random.BitGenerator)
+
+
+def _reachable(obj, seen=None):
+    """Every object reachable from ``obj`` through attributes, dicts, sequences and object arrays."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    yield obj
+    if isinstance(obj, dict):
+        children = list(obj.keys()) + list(obj.values())
+    elif isinstance(obj, (list, tuple, set, frozenset)):
+        children = list(obj)
+    elif isinstance(obj, np.ndarray):
+        children = list(obj.ravel()) if obj.dtype == object else []
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        children = list(vars(obj).values())
+    else:
+        children = []
+    for child in children:
+        yield from _reachable(child, seen)
+
+
+def _small_problem():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((200, 4))
+    y = (X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.3 * rng.standard_normal(200) > 0).astype(int)
+    return X, y
+
+
+# ---------------------------------------------------------------------------------- 0b: no key to the noise
+@pytest.mark.parametrize("refit", [True, 0.5])
+def test_fitted_search_exposes_no_noise_source(refit):
+    X, y = _small_problem()
+    est = make_pipeline(FunctionTransformer(), DPLogisticRegression(solver="noisy_gd"))
+    s = DPGridSearchCV(est, {"dplogisticregression__C": [0.1, 1.0]}, epsilon=EPS, delta=DELTA, refit=refit,
+                       n_iter=2).fit(X, y)
+    objs = list(_reachable(s))
+    assert not [o for o in objs if isinstance(o, _NOISE_SOURCES)]
+    # Every random_state of the released model is what the user gave (None); no large int (a drawn seed).
+    params = s.best_estimator_.get_params(deep=True)
+    assert all(params[k] is None for k in params if k.endswith("random_state"))
+    ints = {int(o) for o in objs if isinstance(o, (int, np.integer)) and not isinstance(o, bool)}
+    assert max(ints) < 2**16
+    # The attack: re-run the refit with whatever is exposed; it never reproduces the released coefficients.
+    model = s.best_estimator_
+    for seed in [None, *sorted(ints)[:20]]:
+        again = clone(model).set_params(dplogisticregression__random_state=seed).fit(X, y)
+        assert not np.array_equal(again[-1].coef_, model[-1].coef_)
+
+
+def test_int_random_state_stays_reproducible():
+    X, y = _small_problem()
+    a = DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, random_state=3).fit(X, y)
+    b = DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert a.best_estimator_.random_state is None
+    assert "key to its own noise" in " ".join(DPGridSearchCV.__doc__.split())
+
+
+# ---------------------------------------------------------------------------------- 0e: no 31-bit seeds
+def test_random_state_instances_give_at_least_128_bits():
+    from dp_sklearn.model_selection._base import seed_sequence
+
+    rs = np.random.RandomState(0)
+    expected = np.random.RandomState(0).randint(0, 2**32, size=8, dtype=np.uint64)
+    ss = seed_sequence(rs)
+    assert [int(w) for w in ss.entropy] == [int(w) for w in expected]  # 8 x 32 = 256 bits drawn from it
+    gen_ss = seed_sequence(np.random.default_rng(5))
+    assert len(gen_ss.entropy) * 32 >= 128
+    # The search with a RandomState is reproducible from the RandomState's own seed, not from one 31-bit draw.
+    X, y = _small_problem()
+    a = DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA,
+                       random_state=np.random.RandomState(7)).fit(X, y)
+    b = DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA,
+                       random_state=np.random.RandomState(7)).fit(X, y)
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    reduced = np.random.RandomState(7).randint(np.iinfo(np.int32).max)
+    c = DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, random_state=reduced).fit(X, y)
+    assert not np.array_equal(a.best_estimator_.coef_, c.best_estimator_.coef_)
+
+
+# ---------------------------------------------------------------------------------- 0c: subsampled candidates
+def test_batch_size_candidates_are_refused_by_repeat_and_select_only():
+    X, y = _small_problem()
+    est = DPLogisticRegression(solver="noisy_gd", batch_size=50, max_iter=20)
+    with pytest.raises(ValueError, match="replace-one"):
+        DPGridSearchCV(est, GRID, epsilon=EPS, delta=DELTA, random_state=0).fit(X, y)
+    # Nested anywhere: a grid that mixes full-batch and mini-batch candidates is refused too.
+    mixed = {"batch_size": [None, 50], "max_iter": [20]}
+    with pytest.raises(ValueError, match="batch_size"):
+        DPGridSearchCV(DPLogisticRegression(solver="noisy_gd"), mixed, epsilon=EPS, delta=DELTA,
+                       random_state=0).fit(X, y)
+    s = DPGridSearchCV(est.set_params(max_iter=5), {"C": [1.0]}, epsilon=EPS, delta=DELTA, selection="exhaustive",
+                       random_state=0).fit(X, y)
+    leaves = [ev for run in s.dp_event_.events for ev in run.events]
+    assert any(isinstance(ev, dp_event.SelfComposedDpEvent)
+               and isinstance(ev.event, dp_event.PoissonSampledDpEvent) for ev in leaves)
+    # Accounted by the ledger's composition (replace-one for the sampled events).
+    assert s.epsilon_ == pytest.approx(compose_epsilon([s.dp_event_], DELTA), rel=1e-12)
+    assert s.epsilon_ <= EPS
+
+
+# ---------------------------------------------------------------------------------- 2: no stale reservation
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
+@pytest.mark.parametrize("case", ["nan", "inf", "one_class", "lengths", "nan_y"])
+def test_invalid_data_leaves_no_reservation(tmp_path, case):
+    X, y = _small_problem()
+    X, y = X.copy(), y.astype(float)
+    if case == "nan":
+        X[3, 1] = np.nan
+    elif case == "inf":
+        X[0, 0] = np.inf
+    elif case == "one_class":
+        y[:] = 1
+    elif case == "lengths":
+        y = y[:-1]
+    else:
+        y[5] = np.nan
+    led = PrivacyLedger(max_epsilon=2.5, delta=1e-5, path=tmp_path / "l.jsonl")
+    with pytest.raises(ValueError):
+        DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
+    assert led.pending == [] and len(led) == 0
+
+
+def test_failure_after_check_releases_the_reservation(tmp_path, monkeypatch):
+    from dp_sklearn.model_selection import _search as search_module
+
+    X, y = _small_problem()
+    led = PrivacyLedger(max_epsilon=2.5, delta=1e-5, path=tmp_path / "l.jsonl")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("before the first noise draw")
+
+    monkeypatch.setattr(search_module, "sample_repetitions", broken)
+    with pytest.raises(RuntimeError, match="first noise draw"):
+        DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
+    assert led.pending == [] and len(led) == 0
+    monkeypatch.undo()
+    DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
+    assert len(led) == 1 and led.pending == []
+
+
+# ---------------------------------------------------------------------------------- 12 and verbose
+def test_warnings_do_not_count_the_hidden_runs():
+    X, y = _small_problem()
+    X = 10.0 * X  # every row exceeds data_norm=1: each internal fit clips
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPGridSearchCV(DPLogisticRegression(data_norm=1.0), GRID, epsilon=EPS, delta=DELTA, n_iter=20,
+                       random_state=0).fit(X, y)
+    clipping = [w for w in caught if issubclass(w.category, ClippingWarning)]
+    assert len(clipping) == 1
+    for w in caught:
+        assert not re.search(r"\d", str(w.message)), str(w.message)
+    categories = [w.category for w in caught]
+    assert len(categories) == len(set(categories))
+
+
+def test_verbose_prints_only_public_numbers(capsys):
+    X, y = _small_problem()
+    rng = np.random.default_rng(9)
+    other_X, other_y = rng.standard_normal(X.shape) * 5.0, rng.integers(0, 2, size=y.shape[0])
+    outputs = []
+    for data in [(X, y), (other_X, other_y)]:
+        DPGridSearchCV(DPLogisticRegression(), GRID, epsilon=EPS, delta=DELTA, verbose=1, random_state=0).fit(*data)
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] and outputs[0] == outputs[1]  # a function of the hyperparameters and n only
+
+
+# ---------------------------------------------------------------------------------- issue 10.4: pipelines
+def _categorical_problem(n=500):
+    rng = np.random.default_rng(0)
+    cats = [["a", "b", "c"], ["x", "y"], ["u", "v", "w", "z"]]
+    Xc = np.column_stack([rng.choice(c, n) for c in cats]).astype(object)
+    logit = 3.0 * (Xc[:, 0] == "a") - 3.0 * (Xc[:, 1] == "y") + 2.0 * (Xc[:, 2] == "z")
+    y = (rng.random(n) < 1 / (1 + np.exp(-logit))).astype(int)
+    return Xc, y, cats
+
+
+def test_public_category_encoder_pipeline():
+    Xc, y, cats = _categorical_problem()
+    pipe = make_pipeline(OneHotEncoder(categories=cats), DPLogisticRegression(solver="noisy_gd"))
+    s = DPGridSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]}, epsilon=EPS, delta=DELTA,
+                       random_state=0).fit(Xc, y)
+    assert s.epsilon_ <= EPS
+    majority = max(np.mean(y), 1 - np.mean(y))
+    assert s.score(Xc, y) > majority + 0.05
+    # With a ColumnTransformer over a DataFrame: categorical and numeric columns side by side.
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"c0": Xc[:, 0], "num": np.random.default_rng(1).standard_normal(len(y)), "c2": Xc[:, 2]})
+    ct = ColumnTransformer([("oh", OneHotEncoder(categories=[cats[0], cats[2]]), ["c0", "c2"])],
+                           remainder="passthrough")
+    t = DPGridSearchCV(make_pipeline(ct, DPLogisticRegression(solver="noisy_gd")),
+                       {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA, random_state=0).fit(df, y)
+    assert t.epsilon_ <= EPS and t.predict(df).shape == y.shape
+
+
+@pytest.mark.parametrize("step, match", [(StandardScaler(), "standardscaler"),
+                                         (OneHotEncoder(), "onehotencoder"),
+                                         (OneHotEncoder(categories=[["a", "b", "c"]] * 3, max_categories=2),
+                                          "onehotencoder")])
+def test_non_private_fitted_steps_are_refused(tmp_path, step, match):
+    Xc, y, _ = _categorical_problem(60)
+    led = PrivacyLedger(max_epsilon=5.0, delta=1e-5, path=tmp_path / "l.jsonl")
+    with pytest.raises(ValueError, match=f"'{match}'.*without privacy"):
+        DPGridSearchCV(make_pipeline(step, DPLogisticRegression()), {"dplogisticregression__C": [1.0]},
+                       epsilon=EPS, delta=DELTA, ledger=led).fit(Xc, y)
+    assert led.pending == []
+
+
+class _ToyDPCenter(TransformerMixin, BaseEstimator):
+    """A DP step for the tests: subtracts a Gaussian-noised mean of rows clipped to l2 norm 1."""
+
+    def __init__(self, epsilon=1.0, delta=1e-6, random_state=None):
+        self.epsilon, self.delta, self.random_state = epsilon, delta, random_state
+
+    def fit(self, X, y=None):
+        X = np.asarray(X, dtype=float)
+        norms = np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+        z = gaussian_noise_multiplier(self.epsilon, self.delta)
+        rng = self.random_state if isinstance(self.random_state, np.random.Generator) else np.random.default_rng(
+            self.random_state)
+        self.mean_ = (X / norms).mean(axis=0) + rng.normal(0.0, z * 2.0 / X.shape[0], X.shape[1])
+        self.dp_event_ = dp_event.GaussianDpEvent(z)
+        return self
+
+    def transform(self, X):
+        return np.asarray(X, dtype=float) - self.mean_
+
+
+def test_several_dp_steps_split_the_budget_by_configured_epsilon():
+    X, y = _small_problem()
+    pipe = make_pipeline(_ToyDPCenter(epsilon=1.0, delta=1e-7), DPLogisticRegression(epsilon=3.0, delta=1e-7))
+    s = DPGridSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0]}, epsilon=EPS, delta=DELTA,
+                       random_state=0).fit(X, y)
+    center, model = s.best_estimator_[0], s.best_estimator_[-1]
+    assert center.epsilon == pytest.approx(0.25 * s.fit_epsilon_)
+    assert model.epsilon == pytest.approx(0.75 * s.fit_epsilon_)
+    assert center.delta == pytest.approx(0.5 * s.fit_delta_)
+    run = s.dp_event_.event
+    assert run.events[0] == dp_event.ComposedDpEvent([center.dp_event_, model.dp_event_])
+    assert s.epsilon_ <= EPS and center.random_state is None and model.random_state is None
+    bad = make_pipeline(_ToyDPCenter(epsilon=np.inf), DPLogisticRegression())
+    with pytest.raises(ValueError, match="_toydpcenter__epsilon must be a finite number"):
+        DPGridSearchCV(bad, {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA).fit(X, y)
+
+
+def test_regressor_pipeline_with_public_steps(diabetes):
+    Xtr, _, ytr, _ = diabetes
+    pipe = make_pipeline(FunctionTransformer(), DPRidge(bounds_y=(0, 400), solver="noisy_gd"))
+    s = DPGridSearchCV(pipe, {"dpridge__alpha": [0.1, 1.0]}, epsilon=EPS, delta=DELTA, random_state=0).fit(Xtr, ytr)
+    assert s.epsilon_ <= EPS
