@@ -1,7 +1,7 @@
 """
-===========================================
+=============================================
 Auditing a mechanism, with a negative control
-===========================================
+=============================================
 
 :func:`~dp_sklearn.audit.audit_epsilon` runs a mechanism many times on two neighbouring
 datasets, tries to tell the outputs apart with a threshold test, and turns the test's error
