@@ -12,18 +12,18 @@ correctly calibrated ``epsilon``-DP mechanism must give a lower bound of at most
 An audit that never fails proves nothing, so each audit comes with a **negative control**:
 the same mechanism with too little noise, which the same audit must catch.
 
-1. A Gaussian mechanism (a private mean) whose true epsilon we know from the accountant,
-   with its noise scaled down step by step.
+1. A Gaussian mechanism (a private mean) whose exact epsilon we know in closed form, with
+   its noise scaled down step by step.
 2. A real estimator: :class:`~dp_sklearn.DPLogisticRegression` claimed at ``epsilon = 1``,
    and the same estimator run at ``epsilon = 16`` but still *claimed* at 1.
 """
 
 import warnings
 
-import dp_accounting
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy.optimize import brentq
+from scipy.stats import norm
 
 from dp_sklearn import ClippingWarning, DPLogisticRegression
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
@@ -37,9 +37,17 @@ D, D_prime = glm_worst_case_pair(n=10, n_features=2, kind="classification", data
 
 
 def gaussian_epsilon(z):
-    """Epsilon at DELTA of one Gaussian release with noise multiplier z (PLD accountant)."""
-    accountant = dp_accounting.pld.PLDAccountant()
-    return accountant.compose(dp_accounting.GaussianDpEvent(z)).get_epsilon(DELTA)
+    """Exact epsilon at DELTA of one Gaussian release with noise multiplier z.
+
+    The analytic Gaussian mechanism (Balle & Wang, ICML 2018, Theorem 8): noise of standard
+    deviation z times the l2 sensitivity is (epsilon, delta)-DP exactly when
+    delta >= Phi(1 / (2 z) - epsilon z) - exp(epsilon) Phi(-1 / (2 z) - epsilon z).
+    """
+
+    def delta_of(eps):
+        return norm.cdf(0.5 / z - eps * z) - np.exp(eps) * norm.cdf(-0.5 / z - eps * z)
+
+    return brentq(lambda eps: delta_of(eps) - DELTA, 0.0, 500.0)
 
 
 z_claim = brentq(lambda z: gaussian_epsilon(z) - CLAIM, 0.3, 50)
