@@ -191,3 +191,19 @@ def test_gallery_examples_use_only_bundled_data(path):
 
 def test_gallery_has_at_least_eight_examples():
     assert len(list((ROOT / "examples").glob("plot_*.py"))) >= 8
+
+
+def _python_blocks(path):
+    """The ``.. code-block:: python`` blocks of a reST page, dedented."""
+    blocks = re.findall(r"\.\. code-block:: python\n\n((?:(?:   .*)?\n)+)", path.read_text())
+    return ["\n".join(line[3:] for line in block.splitlines()) for block in blocks]
+
+
+# The fast user-guide pages; the auditing page's snippet (about 6 s) runs in the gallery.
+@pytest.mark.parametrize("page", ["getting_started.rst", "choosing_parameters.rst"])
+def test_user_guide_snippets_run(page):
+    blocks = _python_blocks(DOCS / "user_guide" / page)
+    assert blocks, f"no python snippet found in {page}"
+    namespace = {}
+    for block in blocks:  # blocks of a page build on each other, as a reader runs them
+        exec(compile(block, f"{page} snippet", "exec"), namespace)
