@@ -167,7 +167,7 @@ def test_cap_raises_before_the_mechanism_runs(cancer, tmp_path, monkeypatch):
     assert not hasattr(fresh, "dp_event_") and not hasattr(fresh, "coef_")
     assert open(ledger.path).read() == before  # nothing written, no reservation left
     assert ledger.total_epsilon() == spent and ledger.pending == []
-    assert isinstance(BudgetExceededError("x"), ValueError)
+    assert not isinstance(BudgetExceededError("x"), Exception)  # stops sklearn searches (issue 8 item 6)
     # A smaller release still fits under the cap.
     clone(est).set_params(epsilon=0.2).fit(X, y)
     assert len(ledger) == 2 and ledger.total_epsilon() <= 1.5
