@@ -190,6 +190,7 @@ class PrivacyLedger:
         self.delta = delta
         self._pending = {}  # thread id -> reservation ids made through this handle, oldest first
         self._mutex = threading.RLock()
+        self._projected = None  # RunningComposition projected by the last check
         self._store = None  # StoreCache: lines parsed so far and their running composition
         self._eps_cache = {}
 
@@ -234,7 +235,12 @@ class PrivacyLedger:
                 if fcntl is not None:
                     fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
                 try:
-                    self._store = StoreCache.synced(self._store, fh)
+                    self._store = store = StoreCache.synced(self._store, fh)
+                    proj = self._projected
+                    if proj is not None and (proj.digest, proj.n_events) == (store.state.digest, store.state.n_events):
+                        store.state = proj  # same events in the same order, already composed
+                    if proj is not None and store.state.n_events >= proj.n_events:
+                        self._projected = None
                     yield fh, self._store
                 finally:
                     if fcntl is not None:
@@ -304,6 +310,7 @@ class PrivacyLedger:
         with self._locked(write=True) as (fh, store):
             projected_state = store.state.copy().add(*[r["event"] for r in store.pending.values()], event)
             projected = self._epsilon(projected_state, self.delta)
+            self._projected = projected_state  # the store's state once this event is recorded
             if projected > self.max_epsilon * (1.0 + _CAP_RTOL):
                 raise BudgetExceededError(self._refusal(epsilon, delta, projected, projected_state, store))
             rid = uuid.uuid4().hex
