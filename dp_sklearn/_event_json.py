@@ -19,14 +19,21 @@ import math
 import numbers
 import os
 from collections import namedtuple
+from contextlib import contextmanager
+from functools import partial
 
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
 from .composition import RunningComposition
 
+try:  # POSIX advisory locks; on other platforms appends are still single writes.
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
 __all__ = [
-    "LedgerRecord", "StoreCache", "append_line", "decode_event", "decode_record", "dump_line", "encode_event",
+    "LedgerRecord", "StoreCache", "append_line", "locked_store", "decode_event", "decode_record", "dump_line", "encode_event",
     "event_from_json", "event_to_json", "loads",
 ]
 
@@ -52,24 +59,11 @@ def _count(value, where):
     return int(value)
 
 
-def _nonneg(value, where):
-    return _number(value, where)
-
-
-def _probability(value, where):
-    return _number(value, where, high=1.0)
-
-
-def _delta(value, where):
-    return _number(value, where, high=1.0, high_open=True)
-
-
-def _epsilon(value, where):
-    return _number(value, where, low_open=True, allow_inf=True)
-
-
-def _shape(value, where):
-    return _number(value, where, allow_inf=True)
+_nonneg = _number
+_probability = partial(_number, high=1.0)
+_delta = partial(_number, high=1.0, high_open=True)
+_epsilon = partial(_number, low_open=True, allow_inf=True)
+_shape = partial(_number, allow_inf=True)
 
 
 #: type name -> (event class, ((field, validator), ...)); "event" / "events" are nested events
@@ -308,6 +302,35 @@ def append_line(fh, line):
             line = b"\n" + line
     fh.write(line)
     fh.flush()
+
+
+@contextmanager
+def locked_store(path, cache, write):
+    """Open and lock the store, bring ``cache`` up to date; yields ``(file or None, StoreCache)``.
+
+    ``write=True`` opens ``"a+b"`` under an exclusive ``fcntl.flock`` and raises a
+    ``PermissionError`` naming the store if it cannot be written; ``write=False``
+    opens it read-only under a shared lock (a missing store reads as empty).
+    """
+    try:
+        fh = open(path, "a+b" if write else "rb")
+    except FileNotFoundError:
+        if write:
+            raise
+        yield None, StoreCache(path)
+        return
+    except PermissionError as exc:
+        raise PermissionError(f"PrivacyLedger store {path!r} is not writable here: it can be read (total_epsilon, "
+                              "records, summary) but not written (check under a cap, record, cancel_pending, "
+                              "reset).") from exc
+    with fh:
+        if fcntl is not None:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
+        try:
+            yield fh, StoreCache.synced(cache, fh)
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 class StoreCache:

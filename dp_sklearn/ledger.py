@@ -1,21 +1,14 @@
 """Privacy budget ledger: a shared, append-only store of the events fits released.
 
-:class:`PrivacyLedger` is a *handle* to a JSON-lines file guarded by an ``fcntl``
-lock. Every copy of the handle -- made by :func:`sklearn.base.clone`
-(``copy.deepcopy``), by ``pickle`` or by a joblib worker process -- records into the
-same store, so the budget that a ``GridSearchCV`` spends across folds, candidates
-and processes is all seen in one place. Lines follow the closed schema of
-:mod:`dp_sklearn._event_json` and are composed by :mod:`dp_sklearn.composition`;
-each handle parses only the lines appended since it last looked (by byte offset)
-and keeps the running composition, so a check costs the same at 10 or 1,000
-records. ``compose_epsilon``, ``flatten_events``, ``event_to_json`` and
-``event_from_json`` are re-exported here.
+Layers: :mod:`dp_sklearn._accounting` (calibration) <- :mod:`dp_sklearn.composition`
+<- :mod:`dp_sklearn._event_json` (closed-schema store format) <- this module.
+``compose_epsilon``, ``flatten_events``, ``event_to_json`` and ``event_from_json``
+are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import os
 import tempfile
 import threading
@@ -27,13 +20,9 @@ from contextlib import contextmanager
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import LedgerRecord, StoreCache, append_line, dump_line, encode_event, event_from_json, event_to_json
+from ._event_json import (LedgerRecord, _number, append_line, dump_line, encode_event, event_from_json, event_to_json,
+                          locked_store)
 from .composition import compose_epsilon, flatten_events
-
-try:  # POSIX advisory locks; on other platforms appends are still single writes.
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
 
 __all__ = [
     "BudgetExceededError",
@@ -52,28 +41,17 @@ _CAP_RTOL = 1e-9
 class BudgetExceededError(BaseException):
     """Raised by :meth:`PrivacyLedger.check` when a release would exceed the cap.
 
-    It derives from ``BaseException`` (like ``KeyboardInterrupt``), not from
-    ``Exception``: scikit-learn's ``GridSearchCV``, ``RandomizedSearchCV``,
-    ``cross_val_score`` and ``cross_validate`` catch ``Exception`` in each fit and
-    turn it into a NaN score (``error_score``), after which a search would silently
-    pick among the candidates that still fitted. A ``BaseException`` passes through
-    them, and through joblib's loky workers (``n_jobs > 1``), so hitting the cap
-    stops the whole search, as ``error_score="raise"`` would. Catch it by name
-    (``except BudgetExceededError``); ``except Exception`` does not catch it. The
-    message says how much was spent and how much was asked.
+    It derives from ``BaseException`` (like ``KeyboardInterrupt``), not ``Exception``:
+    scikit-learn's searches and ``cross_val_score`` turn an ``Exception`` raised in a
+    fit into a NaN score (``error_score``) and go on; a ``BaseException`` passes
+    through them and through joblib's loky workers (``n_jobs > 1``), so hitting the
+    cap stops the whole search, as ``error_score="raise"`` would. Catch it by name;
+    ``except Exception`` does not. The message says how much was spent and asked.
     """
 
 
 def _real(value, name, *, low, high, low_open, high_open):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-        ok = False
-    else:
-        value = float(value)
-        ok = (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
-    if not ok:
-        raise ValueError(f"{name} must be a number in {'(' if low_open else '['}{low:g}, {high:g}"
-                         f"{')' if high_open else ']'}, got {value!r}.")
-    return value
+    return _number(value, name, low=low, high=high, low_open=low_open, high_open=high_open, allow_inf=high > 1)
 
 
 def _rebuild_ledger(path, max_epsilon, delta):
@@ -90,18 +68,14 @@ class PrivacyLedger:
     """A privacy budget ledger shared by every copy of itself.
 
     Estimators take it as ``ledger=``. Before using the data, ``fit`` calls
-    :meth:`check`, which raises :class:`BudgetExceededError` if the fit could
-    push the composed total above ``max_epsilon``; after the mechanism, ``fit``
-    calls :meth:`record` with the ``dp_accounting`` event it released. The
-    ledger composes the recorded events with the accountants
-    (:func:`dp_sklearn.composition.compose_epsilon`), never by adding epsilons.
-
-    The object is a handle to a store file (JSON lines in a closed schema, one
-    record per line, appended under an exclusive ``fcntl.flock``).
-    ``copy.deepcopy`` (hence :func:`sklearn.base.clone`) returns the handle
-    itself, and pickling (joblib / loky worker processes, ``joblib.dump``) yields
-    a handle to the same path, so ``GridSearchCV(..., n_jobs=2)``,
-    ``cross_val_score`` and ``Pipeline`` all record into one place.
+    :meth:`check`, which raises :class:`BudgetExceededError` if the fit could push
+    the composed total above ``max_epsilon``; after the mechanism, ``fit`` calls
+    :meth:`record` with the event it released. Totals are composed by
+    :func:`dp_sklearn.composition.compose_epsilon`, never by adding epsilons.
+    ``copy.deepcopy`` (hence :func:`sklearn.base.clone`) returns the handle itself
+    and pickling (joblib / loky workers) yields a handle to the same store, so
+    ``GridSearchCV(..., n_jobs=2)``, ``cross_val_score`` and ``Pipeline`` all
+    record into one place. See ``docs/privacy.md``.
 
     Parameters
     ----------
@@ -110,21 +84,18 @@ class PrivacyLedger:
         (:meth:`check` only validates its arguments). NumPy scalars are accepted.
     delta : float, default=1e-5
         The delta, in [0, 1), at which the total is stated and the cap applies
-        (0 for a pure-DP ledger, whose total is the basic composition of pure
-        events). It equals the estimators' default delta: a fit checked with its
-        exact event (as dp_sklearn's estimators do) composes with the others at
-        this delta without spending it. A fit checked only as a generic
-        (epsilon_i, delta_i)-DP release uses up delta_i of this delta outright, so
-        a ledger at 1e-5 holds just one generic fit at delta_i = 1e-5; for such
-        fits, choose this delta well above the sum of their deltas (e.g. fits at
-        delta=1e-6 under a ledger at 1e-5).
+        (0: a pure-DP ledger, whose total is the basic composition of pure
+        events). It equals the estimators' default delta: fits checked with their
+        exact event (as dp_sklearn's estimators do) compose at this delta without
+        using it up. A fit checked only as a generic (epsilon_i, delta_i) release
+        spends delta_i of it outright, so for such fits choose it well above the
+        sum of their deltas (e.g. fits at delta=1e-6 under a ledger at 1e-5).
     path : str or os.PathLike or None, default=None
-        Store file. An existing store is continued (its records count); a
-        read-only one can be read (:meth:`total_epsilon`, :attr:`records`,
-        :meth:`summary`) and raises ``PermissionError`` only when written.
-        ``None`` creates a fresh temporary file (``tempfile.mkstemp``), which is
-        not deleted automatically so that copies in other processes keep working;
-        see :meth:`delete`.
+        Store file (JSON lines). An existing store is continued; a read-only one
+        can be read (:meth:`total_epsilon`, :attr:`records`, :meth:`summary`) and
+        raises ``PermissionError`` only when written. ``None`` creates a temporary
+        file that is not deleted automatically (copies in other processes keep
+        using it); see :meth:`delete`.
 
     Attributes
     ----------
@@ -141,21 +112,18 @@ class PrivacyLedger:
 
     Notes
     -----
-    * Concurrency: :meth:`check` composes the recorded events *and the
-      outstanding reservations* with the new release and, if it fits under
-      the cap, appends a reservation, all under one exclusive lock; the next
-      :meth:`record` through the same handle in the same thread consumes it.
-      Two processes checking at the same time therefore cannot both slip under
-      the cap. A fit that fails after :meth:`check` and before its first noise
-      draw calls :meth:`cancel_pending`; a process killed in between leaves its
-      reservation counted (conservative) until ``cancel_pending(all_handles=True)``
-      or :meth:`reset`.
-    * Untrusted stores: every line is parsed against a closed JSON schema; a
-      line that does not follow it raises ``ValueError`` naming the file and the
-      line. Nothing in a store is executed, imported or unpickled.
-    * Locks are ``fcntl.flock`` advisory locks: the store should be on a local
-      file system (not NFS). Without ``fcntl`` (Windows) records are single
-      ``O_APPEND`` writes and the reservation is not atomic.
+    * Concurrency: :meth:`check` composes the recorded events, the outstanding
+      reservations and the new release and, if it fits, appends a reservation,
+      under one exclusive ``fcntl.flock`` (local file systems only; without
+      ``fcntl`` the reservation is not atomic). The next :meth:`record` through the
+      same handle and thread consumes it; a fit that fails before its first noise
+      draw calls :meth:`cancel_pending`; a killed process's reservation stays
+      counted until ``cancel_pending(all_handles=True)`` or :meth:`reset`.
+    * Untrusted stores: each line is parsed against a closed JSON schema
+      (:mod:`dp_sklearn._event_json`); anything else raises ``ValueError`` naming
+      the file and line. Nothing in a store is executed, imported or unpickled.
+    * Each handle parses only the bytes appended since it last read and keeps
+      the running composition (:class:`dp_sklearn.composition.RunningComposition`).
     * The store holds events, labels and timestamps only -- no data.
 
     Examples
@@ -164,8 +132,6 @@ class PrivacyLedger:
     >>> from dp_accounting import dp_event
     >>> ledger = PrivacyLedger(max_epsilon=3.0, delta=1e-5)
     >>> ledger.record(dp_event.GaussianDpEvent(4.0), 1.2, 1e-5, label="manual")
-    >>> len(ledger)
-    1
     >>> round(ledger.total_epsilon(), 3)  # analytic Gaussian, z = 4, delta = 1e-5
     0.926
     >>> ledger.delete()
@@ -217,34 +183,13 @@ class PrivacyLedger:
     @contextmanager
     def _locked(self, write):
         """The store, locked and synced: yields ``(file or None, StoreCache)``."""
-        with self._mutex:
-            try:
-                fh = open(self.path, "a+b" if write else "rb")
-            except FileNotFoundError:
-                if write:
-                    raise
-                self._store = StoreCache(self.path)
-                yield None, self._store
-                return
-            except PermissionError as exc:
-                raise PermissionError(
-                    f"PrivacyLedger store {self.path!r} is not writable here: it can be read (total_epsilon, "
-                    "records, summary) but not written (check under a cap, record, cancel_pending, reset)."
-                ) from exc
-            with fh:
-                if fcntl is not None:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
-                try:
-                    self._store = store = StoreCache.synced(self._store, fh)
-                    proj = self._projected
-                    if proj is not None and (proj.digest, proj.n_events) == (store.state.digest, store.state.n_events):
-                        store.state = proj  # same events in the same order, already composed
-                    if proj is not None and store.state.n_events >= proj.n_events:
-                        self._projected = None
-                    yield fh, self._store
-                finally:
-                    if fcntl is not None:
-                        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        with self._mutex, locked_store(self.path, self._store, write) as (fh, store):
+            self._store, proj = store, self._projected
+            if proj is not None and (proj.digest, proj.n_events) == (store.state.digest, store.state.n_events):
+                store.state = proj  # the events checked last, in the same order, already composed
+            if proj is not None and store.state.n_events >= proj.n_events:
+                self._projected = None
+            yield fh, store
 
     def _epsilon(self, state, delta):
         key = (state.digest, state.n_events, delta)
@@ -262,19 +207,16 @@ class PrivacyLedger:
         """Raise if a release of (epsilon, delta) could push the total above the cap.
 
         Call it *before* the data is used. The release is projected as ``event``
-        when the caller knows it before it runs (dp_sklearn's estimators pass
-        their exact, data-independent event), otherwise as a generic
-        (epsilon, delta)-DP event (the worst case of any mechanism with that
-        guarantee). When a cap is set and the release fits, a reservation is
-        appended to the store (under the same lock) and consumed by the next
-        :meth:`record` through this handle in this thread; if the caller fails
-        before its first noise draw, it releases it with :meth:`cancel_pending`.
+        if given (dp_sklearn's estimators pass their exact, data-independent
+        event), else as a generic (epsilon, delta)-DP event. If a cap is set and
+        the release fits, a reservation is appended under the same lock; the next
+        :meth:`record` through this handle in this thread consumes it, and a caller
+        failing before its first noise draw releases it with :meth:`cancel_pending`.
 
         Parameters
         ----------
         epsilon : float
-            Privacy loss of the release in nats, > 0 (``inf`` for a
-            non-private fit).
+            Privacy loss of the release in nats, > 0 (``inf``: non-private).
         delta : float
             In [0, 1).
         event : dp_accounting.DpEvent, default=None
@@ -285,18 +227,18 @@ class PrivacyLedger:
         Returns
         -------
         projected : float or None
-            Composed total in nats at ``self.delta`` including this release
-            (and other outstanding reservations); ``None`` without a cap.
+            Composed total in nats at ``self.delta`` with this release and the
+            outstanding reservations; ``None`` without a cap.
 
         Raises
         ------
         BudgetExceededError
-            If ``projected > max_epsilon``; the message gives the amount spent,
-            the amount asked and, when the generic events' deltas leave no room
-            at the ledger's delta, says so. Nothing is written then.
+            If ``projected > max_epsilon`` (nothing is written). The message gives
+            the amount spent and asked and, when the generic deltas leave no room
+            at the ledger's delta, says so with the numbers.
         ValueError
-            If ``epsilon`` is not > 0, ``delta`` is not in [0, 1), or ``event``
-            is not one dp_sklearn can store and compose.
+            For an invalid ``epsilon`` or ``delta``, or an event dp_sklearn cannot
+            store or compose.
         """
         epsilon = _real(epsilon, "epsilon", low=0.0, high=math.inf, low_open=True, high_open=False)
         delta = _real(delta, "delta", low=0.0, high=1.0, low_open=False, high_open=True)
@@ -342,35 +284,28 @@ class PrivacyLedger:
         return text
 
     def record(self, event, epsilon=None, delta=None, *, label=None):
-        """Append a release to the store.
+        """Append a release (``dp_event_`` of a fitted estimator) to the store.
 
         Parameters
         ----------
         event : dp_accounting.DpEvent
-            What was released (``dp_event_`` of the fitted estimator).
+            What was released.
         epsilon, delta : float, default=None
-            The guarantee the releasing estimator states (``epsilon_``,
-            ``delta_``); kept for display, never added up.
+            The guarantee the estimator states (``epsilon_``, ``delta_``); kept for
+            display, never added up.
         label : str, default=None
             E.g. the estimator's class name.
-
-        Returns
-        -------
-        None
 
         Raises
         ------
         ValueError
-            If ``event`` is not one dp_sklearn can store (see
-            :func:`dp_sklearn.ledger.event_to_json`).
+            If ``event`` is not one dp_sklearn can store.
 
         Warns
         -----
         UserWarning
-            If the composed total now exceeds ``max_epsilon`` (possible only
-            when the event was not checked first, or composes worse than the
-            event it was checked as). The release has happened, so it is
-            recorded regardless.
+            If the composed total now exceeds ``max_epsilon`` (the release has
+            happened, so it is recorded regardless).
         """
         if not isinstance(event, dp_event.DpEvent):
             raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
@@ -399,15 +334,13 @@ class PrivacyLedger:
         """Release outstanding reservations made by :meth:`check`.
 
         Estimators call it when a fit fails after :meth:`check` and before its
-        mechanism's first noise draw (nothing was released, so nothing is
-        spent); a reservation is kept once noise has been drawn.
+        first noise draw (nothing was released); once noise is drawn it is kept.
 
         Parameters
         ----------
         all_handles : bool, default=False
-            ``False``: only the reservations made through this handle in the
-            calling thread. ``True``: every outstanding reservation in the store
-            (e.g. left by a killed process).
+            ``False``: this handle's reservations in the calling thread. ``True``:
+            every outstanding reservation (e.g. left by a killed process).
 
         Returns
         -------
@@ -457,19 +390,14 @@ class PrivacyLedger:
             return [(r["label"], r["epsilon"], r["delta"]) for r in store.pending.values()]
 
     def total_epsilon(self, delta=None):
-        """Composed epsilon of the recorded events, in nats.
-
-        Parameters
-        ----------
-        delta : float, default=None
-            Target delta in [0, 1); ``None`` uses the ledger's ``delta``.
+        """Composed epsilon (nats) of the recorded events at ``delta`` (default: the ledger's).
 
         Returns
         -------
         epsilon : float
-            :func:`dp_sklearn.composition.compose_epsilon` of :attr:`events`
-            (0.0 when empty; ``inf`` if a release was non-private), computed
-            from the running composition of the store.
+            :func:`~dp_sklearn.composition.compose_epsilon` of :attr:`events`, from
+            the running composition (0.0 when empty; ``inf`` after a non-private
+            release).
         """
         delta = self.delta if delta is None else _real(delta, "delta", low=0.0, high=1.0, low_open=False,
                                                         high_open=True)
@@ -477,13 +405,7 @@ class PrivacyLedger:
             return self._epsilon(store.state, delta)
 
     def spent(self):
-        """The composed budget spent so far.
-
-        Returns
-        -------
-        (epsilon, delta) : tuple of float
-            ``(total_epsilon(), self.delta)``.
-        """
+        """``(total_epsilon(), self.delta)``: the composed budget spent so far."""
         return self.total_epsilon(), self.delta
 
     def remaining(self):
@@ -493,12 +415,7 @@ class PrivacyLedger:
         return self.max_epsilon - self.total_epsilon()
 
     def summary(self):
-        """A multi-line text report: releases per label and the composed total.
-
-        Returns
-        -------
-        text : str
-        """
+        """A multi-line text report: releases per label and the composed total."""
         recs = self.records
         by_label = {}
         for r in recs:
