@@ -1,15 +1,12 @@
 """A closed JSON schema for the events dp_sklearn emits, and the ledger store's lines.
 
-A ledger store is data that may come from elsewhere, so it is parsed, never
-executed: each event is a JSON object ``{"type": <name>, <field>: <value>, ...}``
-whose ``type`` is one of a fixed table (Gaussian, Laplace, Poisson-sampled,
-self-composed, composed, zCDP, repeat-and-select, epsilon-delta, non-private,
-no-op) and whose fields are checked for type and range. There is no pickle, no
-``eval`` and no lookup of a class or module by name. The attrs-style lines written
-by dp_sklearn 0.1 (``{"__event__": "dp_accounting.dp_event:GaussianDpEvent",
-"fields": {...}}``) are read through the same table, by exact name. Anything else
-raises ``ValueError``. Writing goes through the same schema (an event is encoded,
-then decoded and compared), so the store never holds what it could not read back.
+A ledger store is data that may come from elsewhere: each event is a JSON object
+``{"type": <name>, <field>: <value>, ...}`` whose type comes from a fixed table and
+whose fields are checked for type and range. No pickle, no ``eval``, no lookup of a
+class or module by name; dp_sklearn 0.1's lines (``{"__event__":
+"dp_accounting.dp_event:GaussianDpEvent", "fields": {...}}``) are read through the
+same table by exact name. Anything else raises ``ValueError``; writing goes through
+the same checks.
 """
 
 from __future__ import annotations
@@ -33,7 +30,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 __all__ = [
-    "LedgerRecord", "StoreCache", "append_line", "locked_store", "decode_event", "decode_record", "dump_line", "encode_event",
+    "LedgerRecord", "StoreCache", "append_line", "locked_store", "decode_event", "decode_record", "dump_line",
+    "encode_event",
     "event_from_json", "event_to_json", "loads",
 ]
 
@@ -96,13 +94,7 @@ _LEGACY = {
 
 
 def encode_event(event):
-    """The schema's JSON object (a dict) for ``event``.
-
-    Raises
-    ------
-    ValueError
-        If ``event`` (or a nested event) is not one of the schema's types.
-    """
+    """The schema's JSON object (a dict) for ``event``; ``ValueError`` for a type outside the schema."""
     name = _TYPE_OF_CLASS.get(type(event))
     if name is None:
         raise ValueError(f"cannot store a {type(event).__name__} in a ledger: dp_sklearn stores only "
@@ -123,13 +115,7 @@ def encode_event(event):
 
 
 def decode_event(obj, where="event", _depth=0):
-    """The event described by the schema object ``obj`` (the inverse of :func:`encode_event`).
-
-    Raises
-    ------
-    ValueError
-        Naming the offending part (``where``) if ``obj`` does not follow the schema.
-    """
+    """The event for the schema object ``obj``; ``ValueError`` naming the offending part otherwise."""
     if _depth > _MAX_DEPTH:
         raise ValueError(f"{where}: events nested deeper than {_MAX_DEPTH} levels.")
     if not isinstance(obj, dict):
@@ -170,13 +156,7 @@ def _constant(name):
 
 
 def loads(text):
-    """``json.loads`` that accepts ``Infinity`` but refuses ``NaN`` and ``-Infinity``.
-
-    Raises
-    ------
-    ValueError
-        On invalid JSON (also for input nested too deeply to parse).
-    """
+    """``json.loads`` accepting ``Infinity``, refusing ``NaN`` and ``-Infinity`` (``ValueError``)."""
     try:
         return json.loads(text, parse_constant=_constant)
     except RecursionError:

@@ -15,24 +15,17 @@ import threading
 import time
 import uuid
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import (LedgerRecord, _number, append_line, dump_line, encode_event, event_from_json, event_to_json,
-                          locked_store)
+from ._event_json import LedgerRecord, _delta, _epsilon, append_line, dump_line, encode_event, locked_store
+from ._event_json import event_from_json, event_to_json
 from .composition import compose_epsilon, flatten_events
 
-__all__ = [
-    "BudgetExceededError",
-    "LedgerRecord",
-    "PrivacyLedger",
-    "compose_epsilon",
-    "event_from_json",
-    "event_to_json",
-    "flatten_events",
-]
+__all__ = ["BudgetExceededError", "LedgerRecord", "PrivacyLedger", "compose_epsilon", "event_from_json",
+           "event_to_json", "flatten_events"]
 
 #: relative slack when comparing a projected total with the cap (PLD discretization noise)
 _CAP_RTOL = 1e-9
@@ -50,17 +43,10 @@ class BudgetExceededError(BaseException):
     """
 
 
-def _real(value, name, *, low, high, low_open, high_open):
-    return _number(value, name, low=low, high=high, low_open=low_open, high_open=high_open, allow_inf=high > 1)
-
-
 def _rebuild_ledger(path, max_epsilon, delta):
     if not os.path.exists(path):
-        warnings.warn(
-            f"PrivacyLedger store {path!r} does not exist here; starting an empty store at that path.",
-            UserWarning,
-            stacklevel=2,
-        )
+        warnings.warn(f"PrivacyLedger store {path!r} does not exist here; starting an empty store at that path.",
+                      UserWarning, stacklevel=2)
     return PrivacyLedger(max_epsilon=max_epsilon, delta=delta, path=path)
 
 
@@ -80,51 +66,40 @@ class PrivacyLedger:
     Parameters
     ----------
     max_epsilon : float or None, default=None
-        Cap on the composed total, in nats, at ``delta``. ``None``: no cap
-        (:meth:`check` only validates its arguments). NumPy scalars are accepted.
+        Cap on the composed total, in nats, at ``delta``; ``None``: no cap.
     delta : float, default=1e-5
-        The delta, in [0, 1), at which the total is stated and the cap applies
-        (0: a pure-DP ledger, whose total is the basic composition of pure
-        events). It equals the estimators' default delta: fits checked with their
-        exact event (as dp_sklearn's estimators do) compose at this delta without
-        using it up. A fit checked only as a generic (epsilon_i, delta_i) release
-        spends delta_i of it outright, so for such fits choose it well above the
-        sum of their deltas (e.g. fits at delta=1e-6 under a ledger at 1e-5).
+        Delta in [0, 1) at which the total is stated and capped (0: pure DP, basic
+        composition of pure events). It equals the estimators' default: fits
+        checked with their exact event compose at it without using it up, but a
+        fit checked as a generic (epsilon_i, delta_i) release spends delta_i of it
+        outright -- for such fits choose it well above the sum of their deltas.
     path : str or os.PathLike or None, default=None
         Store file (JSON lines). An existing store is continued; a read-only one
-        can be read (:meth:`total_epsilon`, :attr:`records`, :meth:`summary`) and
-        raises ``PermissionError`` only when written. ``None`` creates a temporary
-        file that is not deleted automatically (copies in other processes keep
-        using it); see :meth:`delete`.
+        can be read and raises ``PermissionError`` only when written. ``None``: a
+        temporary file, not deleted automatically (see :meth:`delete`).
 
     Attributes
     ----------
     path : str
         Absolute path of the store.
     max_epsilon, delta : float
-        As passed (converted to ``float``).
+        As passed (NumPy scalars are accepted and converted to ``float``).
 
     Raises
     ------
     ValueError
-        If ``max_epsilon`` is not None or a number > 0, or ``delta`` is not in
-        [0, 1).
+        If ``max_epsilon`` is not None or a number > 0, or ``delta`` is not in [0, 1).
 
     Notes
     -----
-    * Concurrency: :meth:`check` composes the recorded events, the outstanding
-      reservations and the new release and, if it fits, appends a reservation,
-      under one exclusive ``fcntl.flock`` (local file systems only; without
-      ``fcntl`` the reservation is not atomic). The next :meth:`record` through the
-      same handle and thread consumes it; a fit that fails before its first noise
-      draw calls :meth:`cancel_pending`; a killed process's reservation stays
-      counted until ``cancel_pending(all_handles=True)`` or :meth:`reset`.
-    * Untrusted stores: each line is parsed against a closed JSON schema
-      (:mod:`dp_sklearn._event_json`); anything else raises ``ValueError`` naming
-      the file and line. Nothing in a store is executed, imported or unpickled.
-    * Each handle parses only the bytes appended since it last read and keeps
-      the running composition (:class:`dp_sklearn.composition.RunningComposition`).
-    * The store holds events, labels and timestamps only -- no data.
+    :meth:`check` composes the recorded events, the outstanding reservations and
+    the new release and appends a reservation under one exclusive ``fcntl.flock``
+    (local file systems), so concurrent processes cannot both slip under the cap.
+    Each line is parsed against a closed JSON schema (:mod:`dp_sklearn._event_json`):
+    anything else raises ``ValueError`` naming file and line, and nothing in a store
+    is executed, imported or unpickled. A handle parses only the bytes appended
+    since it last read and keeps the running composition. The store holds events,
+    labels and timestamps only -- no data.
 
     Examples
     --------
@@ -139,18 +114,16 @@ class PrivacyLedger:
 
     def __init__(self, max_epsilon=None, delta=1e-5, path=None):
         if max_epsilon is not None:
-            max_epsilon = _real(max_epsilon, "max_epsilon", low=0.0, high=math.inf, low_open=True, high_open=False)
-        delta = _real(delta, "delta", low=0.0, high=1.0, low_open=False, high_open=True)
+            max_epsilon = _epsilon(max_epsilon, "max_epsilon")
+        delta = _delta(delta, "delta")
         if path is None:
             fd, path = tempfile.mkstemp(prefix="dp_sklearn_ledger_", suffix=".jsonl")
             os.close(fd)
         else:
             path = os.fspath(path)
             if not os.path.exists(path):
-                try:
+                with suppress(OSError):  # unwritable location: reads as empty, writes raise
                     open(path, "a", encoding="utf-8").close()
-                except OSError:  # unwritable location: readable as empty, writes raise
-                    pass
         self.path = os.path.abspath(path)
         self.max_epsilon = max_epsilon
         self.delta = delta
@@ -160,7 +133,6 @@ class PrivacyLedger:
         self._store = None  # StoreCache: lines parsed so far and their running composition
         self._eps_cache = {}
 
-    # ---------------------------------------------------------------- copying
     def __deepcopy__(self, memo):
         memo[id(self)] = self
         return self
@@ -179,7 +151,6 @@ class PrivacyLedger:
     def __hash__(self):
         return hash(self.path)
 
-    # ---------------------------------------------------------------- store I/O
     @contextmanager
     def _locked(self, write):
         """The store, locked and synced: yields ``(file or None, StoreCache)``."""
@@ -202,7 +173,6 @@ class PrivacyLedger:
     def _my_pending(self):
         return self._pending.setdefault(threading.get_ident(), [])
 
-    # ---------------------------------------------------------------- recording
     def check(self, epsilon, delta, *, event=None, label=None):
         """Raise if a release of (epsilon, delta) could push the total above the cap.
 
@@ -215,14 +185,12 @@ class PrivacyLedger:
 
         Parameters
         ----------
-        epsilon : float
-            Privacy loss of the release in nats, > 0 (``inf``: non-private).
-        delta : float
-            In [0, 1).
+        epsilon, delta : float
+            The release's guarantee: epsilon > 0 in nats (``inf``: non-private),
+            delta in [0, 1).
         event : dp_accounting.DpEvent, default=None
             The release's event, if known before it runs.
         label : str, default=None
-            Stored with the reservation.
 
         Returns
         -------
@@ -237,11 +205,10 @@ class PrivacyLedger:
             the amount spent and asked and, when the generic deltas leave no room
             at the ledger's delta, says so with the numbers.
         ValueError
-            For an invalid ``epsilon`` or ``delta``, or an event dp_sklearn cannot
-            store or compose.
+            For invalid arguments or an event dp_sklearn cannot store or compose.
         """
-        epsilon = _real(epsilon, "epsilon", low=0.0, high=math.inf, low_open=True, high_open=False)
-        delta = _real(delta, "delta", low=0.0, high=1.0, low_open=False, high_open=True)
+        epsilon = _epsilon(epsilon, "epsilon")
+        delta = _delta(delta, "delta")
         if event is not None and not isinstance(event, dp_event.DpEvent):
             raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
         if self.max_epsilon is None:
@@ -289,12 +256,9 @@ class PrivacyLedger:
         Parameters
         ----------
         event : dp_accounting.DpEvent
-            What was released.
         epsilon, delta : float, default=None
-            The guarantee the estimator states (``epsilon_``, ``delta_``); kept for
-            display, never added up.
+            The estimator's stated guarantee; kept for display, never added up.
         label : str, default=None
-            E.g. the estimator's class name.
 
         Raises
         ------
@@ -309,26 +273,18 @@ class PrivacyLedger:
         """
         if not isinstance(event, dp_event.DpEvent):
             raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
-        entry = {
-            "kind": "event", "id": uuid.uuid4().hex, "label": None if label is None else str(label),
-            "epsilon": None if epsilon is None else float(epsilon),
-            "delta": None if delta is None else float(delta),
-            "event": encode_event(event), "time": time.time(), "pid": os.getpid(), "reservation": None,
-        }
+        entry = {"kind": "event", "id": uuid.uuid4().hex, "label": None if label is None else str(label),
+                 "epsilon": None if epsilon is None else float(epsilon),
+                 "delta": None if delta is None else float(delta),
+                 "event": encode_event(event), "time": time.time(), "pid": os.getpid(), "reservation": None}
         with self._locked(write=True) as (fh, _):
             mine = self._my_pending()
-            if mine:
-                entry["reservation"] = mine.pop(0)
+            entry["reservation"] = mine.pop(0) if mine else None
             append_line(fh, dump_line(entry))
-        if self.max_epsilon is not None:
-            total = self.total_epsilon()
-            if total > self.max_epsilon * (1.0 + _CAP_RTOL):
-                warnings.warn(
-                    f"PrivacyLedger total epsilon={total:.4g} now exceeds max_epsilon={self.max_epsilon:g} "
-                    f"at delta={self.delta:g}.",
-                    UserWarning,
-                    stacklevel=2,
-                )
+        total = None if self.max_epsilon is None else self.total_epsilon()
+        if total is not None and total > self.max_epsilon * (1.0 + _CAP_RTOL):
+            warnings.warn(f"PrivacyLedger total epsilon={total:.4g} now exceeds max_epsilon={self.max_epsilon:g} "
+                          f"at delta={self.delta:g}.", UserWarning, stacklevel=2)
 
     def cancel_pending(self, *, all_handles=False):
         """Release outstanding reservations made by :meth:`check`.
@@ -365,13 +321,10 @@ class PrivacyLedger:
     def delete(self):
         """Remove the store file. Handles to it become unusable until a record recreates it."""
         with self._mutex:
-            try:
+            with suppress(FileNotFoundError):
                 os.remove(self.path)
-            except FileNotFoundError:
-                pass
             self._store = None
 
-    # ---------------------------------------------------------------- reading
     @property
     def records(self):
         """list of :class:`LedgerRecord`: the recorded releases, oldest first."""
@@ -399,8 +352,7 @@ class PrivacyLedger:
             the running composition (0.0 when empty; ``inf`` after a non-private
             release).
         """
-        delta = self.delta if delta is None else _real(delta, "delta", low=0.0, high=1.0, low_open=False,
-                                                        high_open=True)
+        delta = self.delta if delta is None else _delta(delta, "delta")
         with self._locked(write=False) as (_, store):
             return self._epsilon(store.state, delta)
 
@@ -433,7 +385,7 @@ class PrivacyLedger:
             lines.append(f"  {len(pend)} outstanding reservation(s)")
         return "\n".join(lines)
 
-    def __len__(self):
+    def __len__(self):  # number of recorded releases
         return len(self.records)
 
     def __repr__(self):
