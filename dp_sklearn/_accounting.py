@@ -24,7 +24,8 @@ import numpy as np
 from dp_accounting import dp_event
 from dp_accounting import gaussian_mechanism
 from dp_accounting import mechanism_calibration
-from dp_accounting.pld import PLDAccountant
+from dp_accounting.pld import PLDAccountant, common
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import RdpAccountant
 from scipy.special import ndtri
@@ -290,6 +291,48 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
         if hi - lo <= 1e-12 * hi:
             break
     return lo
+
+
+# ---------------------------------------------------------------------------
+# Building blocks of dp_sklearn.composition
+# ---------------------------------------------------------------------------
+def gaussian_epsilon(mu, delta):
+    """Epsilon at ``delta`` of a Gaussian mechanism with mu = sensitivity / sigma.
+
+    The analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8) via
+    ``dp_accounting``; for mu > 100 the sufficient condition Phi(mu/2 - eps/mu) <= delta
+    (first term of Theorem 8), eps = mu^2/2 + mu Phi^-1(1 - delta), which stays finite.
+    """
+    if mu <= 100.0:
+        return float(gaussian_mechanism.get_epsilon_gaussian(1.0 / mu, delta))
+    return 0.5 * mu * mu + mu * float(-ndtri(delta))
+
+
+@lru_cache(maxsize=256)
+def leaf_pld(kind, params, count):
+    """PLD (at :data:`PLD_DISCRETIZATION`) of ``count`` compositions of one leaf."""
+    d = PLD_DISCRETIZATION
+    if kind == "gauss":
+        return pld_lib.from_gaussian_mechanism(params / math.sqrt(count), value_discretization_interval=d)
+    if kind == "laplace":
+        pld = pld_lib.from_laplace_mechanism(params, value_discretization_interval=d)
+    elif kind == "poisson":
+        q, z = params
+        pld = pld_lib.from_gaussian_mechanism(z, sampling_prob=q, value_discretization_interval=d,
+                                              neighboring_relation=NeighboringRelation.REPLACE_ONE)
+    else:  # "generic"
+        pld = pld_lib.from_privacy_parameters(common.DifferentialPrivacyParameters(*params),
+                                              value_discretization_interval=d)
+    return pld.self_compose(count) if count > 1 else pld
+
+
+@lru_cache(maxsize=256)
+def event_pld(leaves):
+    """PLD of one event's leaves ((kind, params, count), ...), composed in order."""
+    pld = leaf_pld(*leaves[0])
+    for leaf in leaves[1:]:
+        pld = pld.compose(leaf_pld(*leaf))
+    return pld
 
 
 def __getattr__(name):

@@ -1,37 +1,24 @@
-"""Composition of the ``dp_accounting`` events that dp_sklearn emits.
+"""Composition of the ``dp_accounting`` events that dp_sklearn emits (see ``docs/privacy.md``).
 
-Every fitted estimator describes what it released as a ``dp_accounting`` event
-(``dp_event_``). This module composes any list of them into one epsilon at a target
-delta, never by adding epsilons: the privacy loss distribution (PLD) accountant where
-it applies, the Renyi DP (RDP) accountant for zCDP and repeat-and-select events, and
-basic composition at ``delta = 0``.
-
-**Neighbouring relation.** dp_sklearn's neighbours differ in one record (replace-one,
-see ``docs/privacy.md``). Gaussian, Laplace, zCDP and generic (epsilon, delta) events
-state their noise relative to the replace-one sensitivity of the released quantity,
-so they read the same under any relation and ``dp_accounting``'s default
-(add/remove) accountants compose them correctly. A ``PoissonSampledDpEvent`` (mini-batch
-noisy gradient descent) states its noise per unit of the per-record clip norm and is
-valid only under ``NeighboringRelation.REPLACE_ONE``; the default accountants read it
-wrongly (too small an epsilon). :func:`neighboring_relation` tells which case an event
-is, and :func:`compose_epsilon` handles both, wherever the sampled event is nested.
+Neighbours differ in one record (replace-one). Gaussian, Laplace, zCDP and generic
+(epsilon, delta) events state their noise relative to the replace-one sensitivity,
+so ``dp_accounting``'s default (add/remove) accountants read them correctly. A
+``PoissonSampledDpEvent`` (mini-batch noisy GD) states its noise per unit of the
+per-record clip norm and is valid only under ``NeighboringRelation.REPLACE_ONE``.
+:func:`neighboring_relation` tells which case an event is; :func:`compose_epsilon`
+composes any list of them correctly, wherever the sampled event is nested.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from functools import lru_cache
 
 from dp_accounting import dp_event
-from dp_accounting import gaussian_mechanism
-from dp_accounting.pld import common
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.privacy_accountant import NeighboringRelation, UnsupportedEventError
 from dp_accounting.rdp import RdpAccountant
-from scipy.special import ndtri
 
-from ._accounting import PLD_DISCRETIZATION, EpsilonDeltaDpEvent
+from ._accounting import EpsilonDeltaDpEvent, event_pld, gaussian_epsilon, leaf_pld
 
 __all__ = [
     "RunningComposition",
@@ -58,7 +45,7 @@ class UnsupportedCompositionError(UnsupportedEventError, ValueError):
 
 
 def flatten_events(events):
-    """Flatten nested ``ComposedDpEvent`` into a list of leaf events.
+    """Flatten nested ``ComposedDpEvent`` into a list of leaf events (``NoOpDpEvent`` dropped).
 
     Parameters
     ----------
@@ -67,8 +54,6 @@ def flatten_events(events):
     Returns
     -------
     leaves : list of dp_accounting.DpEvent
-        ``NoOpDpEvent`` are dropped; ``SelfComposedDpEvent`` and every other
-        event are kept as they are.
     """
     out = []
     for ev in events:
@@ -89,8 +74,8 @@ def contains_poisson_sampling(event) -> bool:
     Returns
     -------
     bool
-        True if a ``PoissonSampledDpEvent`` appears in ``event`` itself or inside a
-        ``ComposedDpEvent``, ``SelfComposedDpEvent`` or ``RepeatAndSelectDpEvent``.
+        True for a ``PoissonSampledDpEvent`` at the top or inside a composed,
+        self-composed or repeat-and-select event.
     """
     if isinstance(event, dp_event.PoissonSampledDpEvent):
         return True
@@ -113,58 +98,11 @@ def neighboring_relation(event):
     -------
     relation : dp_accounting.NeighboringRelation or str
         ``NeighboringRelation.REPLACE_ONE`` if the event contains a Poisson-sampled
-        event (its noise multiplier is per unit of the per-record clip norm, and only
-        the ``REPLACE_ONE`` accountants read it correctly); otherwise ``"any"``: every
-        multiplier is stated relative to the replace-one sensitivity, so
-        ``dp_accounting``'s default accountants give the replace-one guarantee (and a
-        valid add/remove one).
-
-    Notes
-    -----
-    Mixed lists (a Poisson-sampled event next to a Laplace event, which the
-    ``REPLACE_ONE`` PLD accountant refuses) cannot be given to one ``dp_accounting``
-    accountant; :func:`compose_epsilon` composes them correctly.
+        event (noise per unit of the clip norm: only ``REPLACE_ONE`` accountants read
+        it correctly); otherwise ``"any"``: multipliers are relative to the
+        replace-one sensitivity, and the default accountants read them correctly.
     """
     return NeighboringRelation.REPLACE_ONE if contains_poisson_sampling(event) else "any"
-
-
-def _gaussian_epsilon(mu, delta):
-    """Epsilon at ``delta`` of a Gaussian mechanism with mu = sensitivity / sigma.
-
-    The analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8) via
-    ``dp_accounting``; for mu > 100 the sufficient condition Phi(mu/2 - eps/mu) <= delta
-    (first term of Theorem 8), eps = mu^2/2 + mu Phi^-1(1 - delta), which stays finite.
-    """
-    if mu <= 100.0:
-        return float(gaussian_mechanism.get_epsilon_gaussian(1.0 / mu, delta))
-    return 0.5 * mu * mu + mu * float(-ndtri(delta))
-
-
-@lru_cache(maxsize=256)
-def _leaf_pld(kind, params, count):
-    """PLD (at :data:`PLD_DISCRETIZATION`) of ``count`` compositions of one leaf."""
-    d = PLD_DISCRETIZATION
-    if kind == "gauss":
-        return pld_lib.from_gaussian_mechanism(params / math.sqrt(count), value_discretization_interval=d)
-    if kind == "laplace":
-        pld = pld_lib.from_laplace_mechanism(params, value_discretization_interval=d)
-    elif kind == "poisson":
-        q, z = params
-        pld = pld_lib.from_gaussian_mechanism(z, sampling_prob=q, value_discretization_interval=d,
-                                              neighboring_relation=NeighboringRelation.REPLACE_ONE)
-    else:  # "generic"
-        pld = pld_lib.from_privacy_parameters(common.DifferentialPrivacyParameters(*params),
-                                              value_discretization_interval=d)
-    return pld.self_compose(count) if count > 1 else pld
-
-
-@lru_cache(maxsize=256)
-def _event_pld(leaves):
-    """PLD of one event's leaves ((kind, params, count), ...), composed in order."""
-    pld = _leaf_pld(*leaves[0])
-    for leaf in leaves[1:]:
-        pld = pld.compose(_leaf_pld(*leaf))
-    return pld
 
 
 def _expand(ev, count, out):
@@ -216,22 +154,17 @@ class RunningComposition:
     """
 
     def __init__(self):
-        self.digest = ""
-        self.n_events = 0
-        self.nonprivate = False
+        self.digest, self.n_events, self.nonprivate = "", 0, False
         self.mu2 = 0.0  # sum of count / z^2 over narrow Gaussian leaves
-        self.pure_epsilon = 0.0  # basic composition of the pure leaves
-        self.all_pure = True
+        self.pure_epsilon, self.all_pure = 0.0, True  # basic composition of the pure leaves
         self.generic_log1m_delta = 0.0  # sum of count * log(1 - delta_i) over generic leaves
-        self.wide_mu2 = 0.0  # Gaussian (and Poisson bounded at q = 1) leaves too wide for the PLD grid
-        self.wide_laplace = 0.0
-        self.kinds = set()
+        # Gaussian (and Poisson bounded at q = 1) and Laplace leaves too wide for the PLD grid
+        self.wide_mu2, self.wide_laplace = 0.0, 0.0
+        self.kinds = set()  # "not_gauss" (PLD), "pld_only" (Poisson, generic), "rdp_only" (zCDP, repeat-and-select)
         self.rdp_groups = {}  # repr -> [event, count]: Laplace and repeat-and-select, for the RDP accountant
         self.zcdp = (0.0, 0.0)
-        self._pld = None
-        self._pld_strict = None
-        self._unfolded = []
-        self._leaves = []
+        self._pld = self._pld_strict = None
+        self._unfolded, self._leaves = [], []  # per-event leaf tuples not yet in the PLDs
 
     def copy(self):
         """A copy that shares the (immutable) composed PLD; earlier work is not redone."""
@@ -245,14 +178,7 @@ class RunningComposition:
         return new
 
     def add(self, *events):
-        """Compose ``events`` (in order) into the state; returns ``self``.
-
-        Raises
-        ------
-        UnsupportedCompositionError
-            For an event dp_sklearn does not emit or cannot compose; the state is
-            then unchanged.
-        """
+        """Compose ``events`` in order; returns ``self`` (``UnsupportedCompositionError``: state unchanged)."""
         for event in events:
             if not isinstance(event, dp_event.DpEvent):
                 raise TypeError(f"events must be dp_accounting DpEvents, got {type(event).__name__}.")
@@ -337,17 +263,13 @@ class RunningComposition:
 
     # ------------------------------------------------------------------ evaluation
     def pld(self, strict=False):
-        """The composed PLD of the leaves the PLD accountant handles, or ``None``.
-
-        ``strict=True``: only the leaves no RDP accountant may take (Poisson-sampled
-        under replace-one, generic (epsilon, delta) events).
-        """
+        """The composed PLD of the PLD leaves (``strict``: only Poisson-sampled and generic ones), or ``None``."""
         for leaves in self._unfolded:
-            nxt = _event_pld(leaves)
+            nxt = event_pld(leaves)
             self._pld = nxt if self._pld is None else self._pld.compose(nxt)
             only = tuple(leaf for leaf in leaves if leaf[0] in ("poisson", "generic"))
             if only:
-                nxt = _event_pld(only)
+                nxt = event_pld(only)
                 self._pld_strict = nxt if self._pld_strict is None else self._pld_strict.compose(nxt)
         self._unfolded = []
         return self._pld_strict if strict else self._pld
@@ -374,7 +296,7 @@ class RunningComposition:
             return 0.0
         if "rdp_only" not in self.kinds:
             if self.kinds == set() and self.mu2 > 0:  # Gaussians only: exact (Dong, Roth & Su 2019)
-                return _gaussian_epsilon(math.sqrt(self.mu2), delta)
+                return gaussian_epsilon(math.sqrt(self.mu2), delta)
             return float(self.pld().get_epsilon_for_delta(delta))
         if "pld_only" not in self.kinds:
             return self._rdp_epsilon(delta, with_pld_part=True)
@@ -386,26 +308,14 @@ class RunningComposition:
             delta_r = share * slack
             # (a) every RDP-capable leaf through RDP; (b) only the RDP-only leaves.
             for with_pld_part in (True, False):
-                conv = _leaf_pld("generic", (self._rdp_epsilon(delta_r, with_pld_part), delta_r), 1)
+                conv = leaf_pld("generic", (self._rdp_epsilon(delta_r, with_pld_part), delta_r), 1)
                 pld = self.pld(strict=with_pld_part)
                 pld = conv if pld is None else pld.compose(conv)
                 best = min(best, float(pld.get_epsilon_for_delta(delta)))
         return best
 
     def epsilon(self, delta):
-        """Epsilon (nats) of the composed events at ``delta``.
-
-        Parameters
-        ----------
-        delta : float
-            In [0, 1).
-
-        Returns
-        -------
-        epsilon : float
-            ``inf`` if an event is non-private or no finite epsilon exists at
-            ``delta`` (e.g. ``delta`` at most the generic events' deltas).
-        """
+        """Epsilon (nats) of the composed events at ``delta`` in [0, 1) (see :func:`compose_epsilon`)."""
         if self.nonprivate:
             return math.inf
         if delta == 0:
@@ -413,7 +323,7 @@ class RunningComposition:
         wide = self.wide_laplace
         if self.wide_mu2 > 0:  # basic composition with the wide Gaussians at half of delta
             delta = 0.5 * delta
-            wide += _gaussian_epsilon(math.sqrt(self.wide_mu2), delta)
+            wide += gaussian_epsilon(math.sqrt(self.wide_mu2), delta)
         eps = wide + self._narrow_epsilon(delta)
         return min(eps, self.pure_epsilon) if self.all_pure else eps
 
@@ -448,27 +358,20 @@ def compose_epsilon(events, delta: float) -> float:
 
     Notes
     -----
-    Compositions are unrolled into leaves with multiplicities.
-
-    1. ``delta = 0``: basic composition of the pure leaves (Laplace: 1 / b; generic
-       (epsilon, 0) events), which is optimal at ``delta = 0``.
-    2. Only Gaussian leaves: they merge exactly into one Gaussian with
-       ``mu^2 = sum_i count_i / z_i^2`` (Dong, Roth & Su 2019, Corollary 3.3), and
-       epsilon is that of the analytic Gaussian mechanism.
-    3. No zCDP / repeat-and-select leaf: the leaves' PLDs are composed in order
-       (Gaussian, Laplace; Poisson-sampled Gaussian built with
-       ``NeighboringRelation.REPLACE_ONE`` at whatever depth it was nested; generic
-       events through their dominating pair, ``from_privacy_parameters``). If every
-       leaf is pure, the result is also capped by basic composition.
-    4. zCDP / repeat-and-select leaves without Poisson-sampled or generic leaves:
-       the RDP accountant composes everything.
-    5. Both: the RDP-only part is converted to (epsilon_r, delta_r) at a few shares
-       of the delta left by the generic events, composed with the PLD of the rest,
-       and the smallest epsilon is returned (each is a valid bound).
-
-    Gaussian leaves with ``sqrt(count) / z > 10`` (and Laplace leaves with
-    ``count / b > 50``), whose epsilon is in the hundreds of nats, are composed
-    with the rest by basic composition, the Gaussians at half of ``delta``.
+    Compositions are unrolled into leaves with multiplicities. (1) ``delta = 0``:
+    basic composition of the pure leaves, optimal there. (2) Only Gaussian leaves:
+    one Gaussian with ``mu^2 = sum_i count_i / z_i^2`` (Dong, Roth & Su 2019,
+    Corollary 3.3), exact by the analytic Gaussian mechanism. (3) No zCDP /
+    repeat-and-select leaf: the PLDs of the events are composed in order, each
+    Poisson-sampled Gaussian built under ``REPLACE_ONE`` and each generic event
+    through its dominating pair (``from_privacy_parameters``); all-pure lists are
+    also capped by basic composition. (4) zCDP / repeat-and-select leaves without
+    Poisson-sampled or generic ones: the RDP accountant. (5) Both: the RDP part is
+    converted to (epsilon_r, delta_r) at half of the delta left by the generic
+    events and composed with the PLD of the rest (with and without the Gaussian and
+    Laplace leaves in the RDP part; the smaller epsilon is returned). Gaussian leaves
+    with ``sqrt(count) / z > 10`` and Laplace leaves with ``count / b > 50`` (epsilon in
+    the hundreds) are added by basic composition, the Gaussians at half of ``delta``.
     """
     delta = float(delta)
     if not (0.0 <= delta < 1.0):
