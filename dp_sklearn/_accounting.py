@@ -186,10 +186,8 @@ def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
 
     Parameters
     ----------
-    epsilon : float
-        Total privacy loss in nats, > 0.
-    delta : float
-        In (0, 1).
+    epsilon, delta : float
+        Target guarantee of all T steps together: epsilon > 0 in nats, delta in (0, 1).
     T : int
         Number of steps, >= 1.
     sampling_rate : float
