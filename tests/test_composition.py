@@ -2,6 +2,7 @@
 dp_accounting computation; Poisson-sampled events under replace-one wherever nested (issue 8,
 items 0c, 0d, 3, 9)."""
 
+import functools
 import math
 
 import pytest
@@ -34,6 +35,7 @@ def _analytic(z):
     return gaussian_mechanism.get_epsilon_gaussian(z, DELTA)
 
 
+@functools.lru_cache(maxsize=None)
 def _replace_one_pld(ev):
     return PLDAccountant(NeighboringRelation.REPLACE_ONE).compose(ev).get_epsilon(DELTA)
 
