@@ -159,3 +159,42 @@ def test_estimator_events_compose_to_requested_budget(diabetes, cancer):
     for solver in ["noisy_gd", "output_perturbation", "objective_perturbation"]:
         m = DPLogisticRegression(solver=solver, epsilon=0.5, random_state=0).fit(Xc, yc)
         assert compose_epsilon([m.dp_event_], 1e-5) <= 0.5 + 2e-3
+
+
+@pytest.mark.parametrize("eps", [1e7, 1e200, 1e308])
+def test_calibration_at_huge_epsilon(eps):
+    """Issue 8 item 9: huge finite epsilon gives tiny but valid noise, never a scipy NaN failure."""
+    z = gaussian_noise_multiplier(eps, 1e-5)
+    assert 0 < z < 1e-3
+    if eps < 1e10:  # sufficient condition of Balle & Wang's Theorem 8: Phi(1/(2z) - eps z) <= delta
+        assert norm.cdf(1 / (2 * z) - eps * z) <= 1e-5 * (1 + 1e-6)
+    else:  # there the root of eps z^2 - t z - 1/2 is 1/sqrt(2 eps) to float precision
+        assert z * math.sqrt(2.0) * math.sqrt(eps) == pytest.approx(1.0, rel=1e-12)
+    rho = zcdp_rho(eps, 1e-5)
+    assert 0 < rho <= eps and math.isfinite(rho)
+    if eps < 1e300:  # (the closed form's epsilon itself overflows near the largest float)
+        assert zcdp_epsilon_upper_bound(rho, 1e-5) <= eps * (1 + 1e-12)
+    for bad in (float("nan"), 0.0, -1.0):
+        with pytest.raises(ValueError, match="epsilon"):
+            gaussian_noise_multiplier(bad, 1e-5)
+        with pytest.raises(ValueError, match="epsilon"):
+            zcdp_rho(bad, 1e-5)
+
+
+def test_huge_epsilon_closed_form_agrees_with_the_library_at_the_switch():
+    from dp_accounting import gaussian_mechanism
+
+    lib = gaussian_mechanism.get_sigma_gaussian(1e6, 1e-5)
+    assert gaussian_noise_multiplier(1e6 * (1 + 1e-9), 1e-5) == pytest.approx(lib, rel=1e-5)
+
+
+@pytest.mark.parametrize("q", [1.0, 0.1])
+def test_poisson_noise_multiplier_replace_one(q):
+    """Moved from the solver: same PLD discretization as composition; q = 1 is 2 z_full (sensitivity 2)."""
+    from dp_sklearn._accounting import poisson_noise_multiplier
+
+    zp = poisson_noise_multiplier(1.0, 1e-5, 10, q)
+    ev = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), 10)
+    assert compose_epsilon([ev], 1e-5) == pytest.approx(1.0, abs=5e-3)
+    if q == 1.0:
+        assert zp == pytest.approx(2 * composed_gaussian_noise_multiplier(1.0, 1e-5, 10), rel=2e-3)

@@ -1,8 +1,11 @@
 """PrivacyLedger: one shared store through clone, pickle, Pipeline, GridSearchCV and joblib workers."""
 
 import dataclasses
+import json
 import math
+import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -167,7 +170,7 @@ def test_cap_raises_before_the_mechanism_runs(cancer, tmp_path, monkeypatch):
     assert not hasattr(fresh, "dp_event_") and not hasattr(fresh, "coef_")
     assert open(ledger.path).read() == before  # nothing written, no reservation left
     assert ledger.total_epsilon() == spent and ledger.pending == []
-    assert isinstance(BudgetExceededError("x"), ValueError)
+    assert not isinstance(BudgetExceededError("x"), Exception)  # stops sklearn searches (issue 8 item 6)
     # A smaller release still fits under the cap.
     clone(est).set_params(epsilon=0.2).fit(X, y)
     assert len(ledger) == 2 and ledger.total_epsilon() <= 1.5
@@ -261,3 +264,200 @@ def test_poisson_sampled_events_compose_under_replace_one():
     assert add_remove < 0.9 * eps  # the add/remove accountant would understate it
     assert compose_epsilon([ev, ev], 1e-5) > eps
     assert compose_epsilon([ev, dp_event.ZCDpEvent(0.01)], 1e-5) > eps
+
+
+# ---------------------------------------------------------------------------
+# Issue 8, item 1: a ledger store is data, parsed from a closed schema
+# ---------------------------------------------------------------------------
+def _good_line(ledger):
+    ledger.record(dp_event.GaussianDpEvent(3.0), 1.0, 1e-6, label="ok")
+    with open(ledger.path) as fh:
+        return fh.read()
+
+
+def _hostile_pickle(marker):
+    import base64
+    import os as _os
+
+    class Boom:
+        def __reduce__(self):
+            return (_os.system, (f"touch {marker}",))
+
+    return base64.b64encode(pickle.dumps(Boom())).decode("ascii")
+
+
+@pytest.mark.parametrize("bad", [
+    "pickle", "os_system",
+    '{"kind": "event", "id": "x", "label": null, "epsilon": 1.0, "delt',  # truncated
+    '{"foo": 1}', "[1, 2, 3]", '"just a string"',
+    "gaussian_as_string", "negative", "nan", "count_float", "unknown_type", "extra_key",
+])
+def test_hostile_or_corrupt_store_lines_are_refused(bad, ledger, tmp_path):
+    marker = tmp_path / "pwned"
+    good = _good_line(ledger)
+    entry = json.loads(good)
+    if bad == "pickle":
+        entry["event"] = {"__pickle__": _hostile_pickle(marker)}
+    elif bad == "os_system":
+        entry["event"] = {"__event__": "os:system", "fields": {"command": f"touch {marker}"}}
+    elif bad == "gaussian_as_string":
+        entry["event"] = {"type": "gaussian", "noise_multiplier": "3"}
+    elif bad == "negative":
+        entry["event"] = {"type": "laplace", "noise_multiplier": -1.0}
+    elif bad == "nan":
+        entry["event"] = {"type": "gaussian", "noise_multiplier": float("nan")}
+    elif bad == "count_float":
+        entry["event"] = {"type": "self_composed", "event": {"type": "gaussian", "noise_multiplier": 1.0},
+                          "count": 2.5}
+    elif bad == "unknown_type":
+        entry["event"] = {"type": "sampled_without_replacement", "noise_multiplier": 1.0}
+    elif bad == "extra_key":
+        entry["command"] = "rm -rf /"
+    line = bad if bad.startswith(("{", "[", '"')) else json.dumps(entry)
+    with open(ledger.path, "a") as fh:
+        fh.write(line + "\n")
+    reader = PrivacyLedger(delta=DELTA, path=ledger.path)
+    for read in (reader.total_epsilon, lambda: reader.records, reader.summary,
+                 lambda: PrivacyLedger(max_epsilon=5.0, path=ledger.path).check(0.1, 1e-7)):
+        with pytest.raises(ValueError, match=rf"{re.escape(repr(ledger.path))}, line 2"):
+            read()
+    assert not marker.exists()  # nothing in the hostile line ran
+
+
+def test_store_schema_round_trip_and_legacy_lines(ledger):
+    # Lines written by dp_sklearn 0.1 (attrs-style class names) are read through the same closed table.
+    legacy = {"kind": "event", "id": "a", "label": "old", "epsilon": 1.0, "delta": 1e-6, "time": 0.0, "pid": 1,
+              "reservation": None, "event": {"__event__": "dp_accounting.dp_event:ComposedDpEvent", "fields": {
+                  "events": [{"__event__": "dp_accounting.dp_event:LaplaceDpEvent",
+                              "fields": {"noise_multiplier": 10.0}},
+                             {"__event__": "dp_sklearn._accounting:EpsilonDeltaDpEvent",
+                              "fields": {"epsilon": 0.5, "delta": 1e-7}}]}}}
+    with open(ledger.path, "a") as fh:
+        fh.write(json.dumps(legacy) + "\n")
+    assert ledger.events == [dp_event.ComposedDpEvent([dp_event.LaplaceDpEvent(10.0), EpsilonDeltaDpEvent(0.5, 1e-7)])]
+    assert json.loads(event_to_json(dp_event.GaussianDpEvent(2.0))) == {"type": "gaussian", "noise_multiplier": 2.0}
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        event_to_json(dp_event.GaussianDpEvent(float("nan")))  # writing uses the same schema
+    with pytest.raises(ValueError, match="cannot store"):
+        ledger.record(dp_event.SampledWithoutReplacementDpEvent(10, 2, dp_event.GaussianDpEvent(1.0)))
+    with pytest.raises(ValueError, match="unknown event class"):
+        event_from_json('{"__event__": "builtins:eval", "fields": {}}')
+
+
+# ---------------------------------------------------------------------------
+# Issue 8, items 3, 4, 5, 7
+# ---------------------------------------------------------------------------
+def test_pure_ledger_totals_are_finite(diabetes, tmp_path):
+    X, _, y, _ = diabetes
+    pure = PrivacyLedger(max_epsilon=5.0, delta=0, path=tmp_path / "pure.jsonl")
+    m = DPRidge(delta=0, solver="output_perturbation", bounds_y=(0, 400), ledger=pure, random_state=0).fit(X, y)
+    assert pure.total_epsilon() == pytest.approx(1.0)  # Laplace centering 0.1 + norm-Gamma 0.9: the sum
+    pure.record(dp_event.SelfComposedDpEvent(EpsilonDeltaDpEvent(0.01, 0.0), 100), 1.0, 0.0)
+    assert pure.total_epsilon() == pytest.approx(2.0)
+    approx = PrivacyLedger(delta=DELTA, path=tmp_path / "approx.jsonl")
+    approx.record(m.dp_event_)
+    approx.record(dp_event.LaplaceDpEvent(2.0))
+    assert math.isfinite(approx.total_epsilon()) and approx.total_epsilon() <= 1.5
+
+
+def test_default_ledger_with_exact_events_and_delta_message(tmp_path):
+    led = PrivacyLedger(max_epsilon=10, path=tmp_path / "d.jsonl")  # default delta 1e-5
+    ev = dp_event.ComposedDpEvent([dp_event.LaplaceDpEvent(10.0),
+                                   dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(13.62), 11)])
+    for _ in range(2):  # two default DPRidge fits, checked with their exact event
+        assert led.check(1.0, 1e-5, event=ev) < 3.0
+        led.record(ev, 1.0, 1e-5)
+    assert led.total_epsilon() == pytest.approx(compose_epsilon([ev, ev], 1e-5))
+    with pytest.raises(BudgetExceededError) as info:
+        led.check(1.0, 1e-5)  # generic (1, 1e-5): uses up the whole ledger delta
+    msg = str(info.value)
+    assert "deltas add up to 1e-05" in msg and "ledger's delta=1e-05" in msg and "event=" in msg
+    assert f"Spent so far: epsilon={led.total_epsilon():.4g} over 2 releases" in msg
+    assert "a release of (epsilon=1, delta=1e-05)" in msg
+
+
+def test_running_total_equals_full_recomposition(tmp_path):
+    path = tmp_path / "inc.jsonl"
+    led = PrivacyLedger(max_epsilon=1e6, delta=DELTA, path=path)
+    other = PrivacyLedger(path=path)  # another handle appending to the same store
+    events = [dp_event.ComposedDpEvent([dp_event.LaplaceDpEvent(10.0), dp_event.ZCDpEvent(0.02)]),
+              dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.1, dp_event.GaussianDpEvent(3.0)), 5),
+              EpsilonDeltaDpEvent(0.3, 1e-8), dp_event.GaussianDpEvent(5.0)]
+    for i in range(12):
+        ev = events[i % 4]
+        if i % 3:
+            led.check(0.5, 1e-7, event=ev)
+            led.record(ev, 0.5, 1e-7)
+        else:
+            other.record(ev)
+        assert led.total_epsilon() == pytest.approx(compose_epsilon(led.events, DELTA), rel=1e-6)
+    offset = led._store.offset
+    assert offset == os.path.getsize(path)  # only new bytes are parsed next time
+    # A reset and a longer rewrite by another handle is detected (the cached prefix no longer matches).
+    other.reset()
+    for ev in [dp_event.GaussianDpEvent(9.0)] * 40:
+        other.record(ev)
+    assert led.total_epsilon() == pytest.approx(compose_epsilon([dp_event.GaussianDpEvent(9.0)] * 40, DELTA))
+
+
+def test_numpy_scalars_and_read_only_store(tmp_path, monkeypatch):
+    led = PrivacyLedger(max_epsilon=np.float32(2.0), delta=np.float64(1e-5), path=tmp_path / "np.jsonl")
+    assert led.max_epsilon == 2.0 and isinstance(led.max_epsilon, float)
+    assert PrivacyLedger(max_epsilon=np.int64(3)).max_epsilon == 3.0
+    led.check(np.float32(0.5), np.float64(1e-7))
+    led.record(dp_event.GaussianDpEvent(4.0), np.float32(0.5), np.float64(1e-7))
+    for bad in (np.nan, -1, "2", True):
+        with pytest.raises(ValueError, match="max_epsilon"):
+            PrivacyLedger(max_epsilon=bad)
+    with pytest.raises(ValueError, match="delta"):
+        PrivacyLedger(delta=np.float64(1.0))
+
+    import builtins
+
+    real_open = builtins.open
+
+    def read_only_open(file, mode="r", *args, **kwargs):  # a store the user may read but not write
+        if os.fspath(file) == led.path and any(c in mode for c in "aw+"):
+            raise PermissionError(13, "Permission denied", file)
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", read_only_open)
+    reader = PrivacyLedger(max_epsilon=2.0, path=led.path)
+    assert reader.total_epsilon() == pytest.approx(led.total_epsilon()) and len(reader.records) == 1
+    assert "1 releases" in reader.summary()
+    with pytest.raises(PermissionError, match="not writable"):
+        reader.check(0.1, 1e-7)
+    with pytest.raises(PermissionError, match="not writable"):
+        reader.record(dp_event.GaussianDpEvent(4.0))
+
+
+def test_cancel_pending_releases_this_threads_reservation(tmp_path):
+    led = PrivacyLedger(max_epsilon=1.5, delta=DELTA, path=tmp_path / "c.jsonl")
+    led.check(1.0, 1e-6, event=dp_event.GaussianDpEvent(3.0))
+    with pytest.raises(BudgetExceededError, match="1 reserved"):
+        led.check(1.0, 1e-6, event=dp_event.GaussianDpEvent(3.0))
+    assert led.cancel_pending() == 1 and led.pending == []  # a fit that failed before its first noise draw
+    led.check(1.0, 1e-6, event=dp_event.GaussianDpEvent(3.0))
+
+
+# ---------------------------------------------------------------------------
+# Issue 8, item 6: hitting the cap stops a scikit-learn search
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_budget_error_stops_gridsearch(diabetes, tmp_path, n_jobs):
+    X, _, y, _ = diabetes
+    led = PrivacyLedger(max_epsilon=2.5, delta=DELTA, path=tmp_path / "gs.jsonl")
+    est = DPRidge(bounds_y=(0, 400), delta=1e-7, ledger=led, random_state=0)
+    with pytest.raises(BudgetExceededError, match=r"Spent so far: epsilon=[\d.]+ over \d+ releases") as info:
+        GridSearchCV(est, {"alpha": [0.1, 1.0, 10.0]}, cv=3, n_jobs=n_jobs).fit(X, y)
+    assert "a release of (epsilon=1, delta=1e-07)" in str(info.value)
+    assert 2 <= len(led) < 9 and led.total_epsilon() <= 2.5
+
+
+def test_budget_error_stops_cross_val_score(diabetes, tmp_path):
+    X, _, y, _ = diabetes
+    led = PrivacyLedger(max_epsilon=1.5, delta=DELTA, path=tmp_path / "cv.jsonl")
+    est = DPRidge(bounds_y=(0, 400), delta=1e-7, ledger=led, random_state=0)
+    with pytest.raises(BudgetExceededError):
+        cross_val_score(est, X, y, cv=5)
+    assert len(led) == 1
