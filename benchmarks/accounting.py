@@ -29,7 +29,7 @@ QUICK_ROWS = {"adult": 3000, "flights": 5000}
 
 def _fit(combo, ds, eps, acc, seed):
     setup_warnings()
-    from dp_sklearn._accounting import epsilon_of_event
+    from dp_sklearn.composition import epsilon_of_event
 
     kw = {"data_norm": ds.data_norm}
     if ds.task == "regression":
@@ -131,7 +131,7 @@ def run(ctx):
             "multiplier z (std per unit l2 sensitivity); for exponential-mechanism / report-noisy-max steps "
             "2/ε0 (Gumbel or Laplace scale per unit score sensitivity); larger = noisier",
             "- 'ε actually spent by paper calibration': the paper-calibrated event re-accounted with "
-            "dp_accounting at the same delta (dp_sklearn._accounting.epsilon_of_event); < ε means the paper's "
+            "dp_accounting at the same delta (dp_sklearn.composition.epsilon_of_event); < ε means the paper's "
             "formula wastes budget",
             "- estimator defaults otherwise (T from each solver's default)",
             f"- wall time: {el:.1f} s ({ctx.n_jobs} jobs)",

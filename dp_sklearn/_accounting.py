@@ -332,15 +332,3 @@ def event_pld(leaves):
         pld = pld.compose(leaf_pld(*leaf))
     return pld
 
-
-def __getattr__(name):
-    # Transitional (PEP 562): ``epsilon_of_event`` moved to dp_sklearn.composition,
-    # a higher layer. It is resolved on first access only, so importing this module
-    # never imports composition. Remove once tests/test_paper_accounting.py,
-    # tests/test_solvers_sparse.py and benchmarks/accounting.py import it from
-    # dp_sklearn.composition.
-    if name == "epsilon_of_event":
-        from .composition import epsilon_of_event
-
-        return epsilon_of_event
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

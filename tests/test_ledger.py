@@ -156,7 +156,7 @@ def test_cap_raises_before_the_mechanism_runs(cancer, tmp_path, monkeypatch):
         return spec.func(*args, **kwargs)
 
     monkeypatch.setitem(solvers_base.SOLVERS, "noisy_gd", dataclasses.replace(spec, func=spy))
-    ledger = PrivacyLedger(max_epsilon=1.5, delta=DELTA, path=tmp_path / "capped.jsonl")
+    ledger = PrivacyLedger(max_epsilon=1.2, delta=DELTA, path=tmp_path / "capped.jsonl")
     est = DPLogisticRegression(solver="noisy_gd", epsilon=1.0, delta=1e-6, ledger=ledger, random_state=0)
     est.fit(X, y)
     assert len(calls) == 1 and len(ledger) == 1
@@ -164,7 +164,7 @@ def test_cap_raises_before_the_mechanism_runs(cancer, tmp_path, monkeypatch):
     assert 0.8 < spent < 1.0  # one Gaussian fit at (1, 1e-6), stated at delta = 1e-5
     before = open(ledger.path).read()
     fresh = clone(est)
-    with pytest.raises(BudgetExceededError, match="max_epsilon=1.5"):
+    with pytest.raises(BudgetExceededError, match="max_epsilon=1.2"):
         fresh.fit(X, y)
     assert len(calls) == 1  # the mechanism never ran
     assert not hasattr(fresh, "dp_event_") and not hasattr(fresh, "coef_")
@@ -254,7 +254,7 @@ def test_poisson_sampled_events_compose_under_replace_one():
     from dp_accounting import dp_event
     from dp_accounting.pld import PLDAccountant
 
-    from dp_sklearn.solvers._noisy_gd import poisson_noise_multiplier
+    from dp_sklearn._accounting import poisson_noise_multiplier
 
     zp = poisson_noise_multiplier(1.0, 1e-5, 20, 0.1)
     ev = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(0.1, dp_event.GaussianDpEvent(zp)), 20)

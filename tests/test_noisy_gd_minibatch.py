@@ -17,7 +17,8 @@ from dp_sklearn._losses import LogisticLoss, SquaredLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 from dp_sklearn.solvers import _noisy_gd
-from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd, poisson_noise_multiplier
+from dp_sklearn._accounting import poisson_noise_multiplier
+from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd
 
 EPS, DELTA = 1.0, 1e-5
 

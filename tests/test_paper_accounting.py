@@ -13,7 +13,8 @@ from dp_accounting import dp_event
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 
-from dp_sklearn._accounting import EpsilonDeltaDpEvent, composed_gaussian_noise_multiplier, epsilon_of_event
+from dp_sklearn._accounting import EpsilonDeltaDpEvent, composed_gaussian_noise_multiplier
+from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._losses import SquaredLoss
 from dp_sklearn._sets import L1Ball, L2Ball, Unconstrained

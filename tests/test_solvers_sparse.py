@@ -15,8 +15,8 @@ from dp_accounting import dp_event
 from scipy.stats import norm
 
 from dp_sklearn import ClippingWarning, DPSparseLinearRegression, DPSparseLogisticRegression
-from dp_sklearn._accounting import (EpsilonDeltaDpEvent, composed_gaussian_noise_multiplier, epsilon_of_event,
-                                    zcdp_rho)
+from dp_sklearn._accounting import EpsilonDeltaDpEvent, composed_gaussian_noise_multiplier, zcdp_rho
+from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._losses import SquaredLoss
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair

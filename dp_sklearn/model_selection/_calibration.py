@@ -16,7 +16,7 @@ from functools import partial
 from dp_accounting import dp_event
 
 from .._accounting import gaussian_noise_multiplier
-from ..ledger import compose_epsilon
+from ..composition import compose_epsilon
 from ._estimator import released_event
 from ._repeat_select import UnsupportedEventError, contains_sampling, dominating_event, rdp_curve
 

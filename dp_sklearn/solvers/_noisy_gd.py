@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 import numbers
-from functools import lru_cache
 
 import numpy as np
 from dp_accounting import dp_event
 
-from .._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier
+from .._accounting import gaussian_noise_multiplier, poisson_noise_multiplier
 from .._sets import bounded_domain
 from ._base import Plan, register
 from ._common import CLIP_FRACTION, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
@@ -38,11 +37,6 @@ def default_n_iter(n, epsilon, delta):
     return int(min(1000, max(10, math.ceil(n / (10.0 * z)))))
 
 
-#: PLD discretization used to calibrate the mini-batch (Poisson-sampled) variant; the
-#: accountant's pessimistic discretization keeps the result an upper bound on epsilon
-PLD_DISCRETIZATION = 1e-3
-
-
 def paper_noise_multiplier(epsilon, delta, T, n, sampling_rate=1.0):
     """BST Algorithm 1's calibration, per step, relative to the replace-one sensitivity 2C.
 
@@ -57,51 +51,6 @@ def paper_noise_multiplier(epsilon, delta, T, n, sampling_rate=1.0):
     clipped gradient sum, equal to BST's sigma^2 at T = n^2.
     """
     return sampling_rate * math.sqrt(8.0 * T * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
-
-
-@lru_cache(maxsize=1024)
-def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
-    """Smallest z' with T Poisson-sampled Gaussian steps (epsilon, delta)-DP under replace-one.
-
-    Calibrated with ``dp_accounting.calibrate_dp_mechanism`` and the PLD accountant with
-    ``NeighboringRelation.REPLACE_ONE``. That accountant models a record replaced by
-    another one, each contributing a vector of norm <= 1 in units of the noise
-    multiplier: its privacy loss compares q N(-1, z'^2) + (1-q) N(0, z'^2) with
-    q N(+1, z'^2) + (1-q) N(0, z'^2) (``privacy_loss_mechanism.AdditiveNoisePrivacyLoss``),
-    i.e. it assumes sensitivity 2 per unit of z' (see ``docs/privacy.md``). So z' is the noise standard
-    deviation divided by the per-record clip norm C (not by the sensitivity 2C). At
-    q = 1 it reduces to a Gaussian of sensitivity 2, z' = 2 z with z the full-batch
-    multiplier of :func:`dp_sklearn._accounting.composed_gaussian_noise_multiplier`.
-
-    Returns
-    -------
-    z_prime : float
-        Noise standard deviation per unit of clip norm.
-    """
-    from dp_accounting import mechanism_calibration
-    from dp_accounting.pld import PLDAccountant
-    from dp_accounting.privacy_accountant import NeighboringRelation
-
-    def make_accountant():
-        return PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=PLD_DISCRETIZATION)
-
-    def make_event(zp):
-        return dp_event.SelfComposedDpEvent(
-            dp_event.PoissonSampledDpEvent(sampling_rate, dp_event.GaussianDpEvent(zp)), T)
-
-    def eps_of(zp):
-        return make_accountant().compose(make_event(zp)).get_epsilon(float(delta))
-
-    # Bracket: at q = 1 the answer is 2 z_full; sampling only lowers it, by a factor >= about q.
-    upper = 2.0 * composed_gaussian_noise_multiplier(epsilon, delta, T) * 1.02
-    while eps_of(upper) > epsilon:
-        upper *= 1.5
-    lower = upper * min(0.5, sampling_rate)
-    while eps_of(lower) <= epsilon:
-        upper, lower = lower, lower * min(0.5, sampling_rate)
-    bracket = mechanism_calibration.ExplicitBracketInterval(lower, upper)
-    return float(mechanism_calibration.calibrate_dp_mechanism(
-        make_accountant, make_event, float(epsilon), float(delta), bracket_interval=bracket, tol=1e-4 * upper))
 
 
 def _sampling_rate(n, batch_size):
