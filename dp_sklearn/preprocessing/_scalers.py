@@ -29,6 +29,23 @@ def _exact_bounds(X, levels, search):
 MEAN_SHARE = 0.8
 
 
+def _std_noise_level(plan, n, p):
+    """Standard deviation, in units of the range width, below which a released std is noise.
+
+    The noise on the released second moment of ``s`` in [-1/2, 1/2] has standard
+    deviation ``v`` (``z sqrt(p) / (4 n)`` Gaussian, ``sqrt(2) z p / (4 n)``
+    Laplace), so a std under ``sqrt(v)`` widths is not distinguishable from 0.
+    Data independent (a function of the plan, n and p).
+    """
+    if plan is None:
+        return 1e-12
+    if plan.noise == "gaussian":
+        v = plan.moment_multiplier * np.sqrt(p) / (4.0 * n)
+    else:
+        v = np.sqrt(2.0) * plan.moment_multiplier * p / (4.0 * n)
+    return float(np.sqrt(v))
+
+
 class DPStandardScaler(_DPTransformerBase):
     """Standardize features with a private mean and variance.
 
@@ -81,8 +98,10 @@ class DPStandardScaler(_DPTransformerBase):
     var_ : ndarray of shape (n_features,)
         Private variance of the clipped features.
     scale_ : ndarray of shape (n_features,)
-        ``max(sqrt(var_), (upper - lower) / (2 output_clip))``: the floor keeps
-        a feature whose noisy variance came out near 0 from saturating.
+        ``max(sqrt(var_), floor)``: the floor, ``(upper - lower)`` times the
+        smaller of ``1 / (2 output_clip)`` and the noise level of the released
+        standard deviation (a function of n, n_features and the budget only),
+        keeps a feature whose noisy variance came out near 0 from saturating.
     bounds_ : tuple of ndarray of shape (n_features,)
         The clipping range: ``bounds`` or its private estimate.
     output_bound_ : ndarray of shape (n_features,)
@@ -178,7 +197,7 @@ class DPStandardScaler(_DPTransformerBase):
             mean, var = private_moments(X, rng, lower=lo, upper=hi, mean_multiplier=plan.mean_multiplier,
                                         moment_multiplier=plan.moment_multiplier, noise=plan.noise)
         c = np.inf if self.output_clip is None else float(self.output_clip)
-        floor = (hi - lo) / (2.0 * c) if np.isfinite(c) else 1e-12 * (hi - lo)
+        floor = (hi - lo) * min(1.0 / (2.0 * c), _std_noise_level(plan, *X.shape))
         self.bounds_ = (lo, hi)
         self.mean_, self.var_ = mean, var
         self.scale_ = np.maximum(np.sqrt(var), floor)
