@@ -33,11 +33,13 @@ from ._accounting import EpsilonDeltaDpEvent, gaussian_noise_multiplier, zcdp_rh
 __all__ = [
     "StatisticsPlan",
     "exponential_quantiles",
+    "fenced_quantiles",
     "make_generator",
     "plan_statistics",
     "private_moments",
     "private_range",
     "quantile_epsilon",
+    "search_unit",
 ]
 
 #: relative margin taken off zCDP budgets so that float rounding of the sum of the
@@ -100,7 +102,7 @@ def _check_epsilon(epsilon, name="epsilon"):
     return float(epsilon)
 
 
-def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper):
+def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None):
     """Private quantiles of each column, one exponential mechanism per (quantile, column).
 
     For a column with values clipped to the public range ``[a, b]`` and sorted,
@@ -126,6 +128,13 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper):
         The fit's only source of randomness.
     lower, upper : float or array-like of shape (n_features,)
         Public search range per column (finite, ``lower < upper``).
+    unit : float or None, default=None
+        Base measure of the mechanism. ``None``: uniform on ``[lower, upper]``
+        (interval weights ``|I_i|``, Smith 2011). A positive float ``u``:
+        uniform in ``t = asinh(x / u)``, i.e. log-uniform in ``|x|`` above ``u``
+        (interval weights ``|asinh(z_{i+1} / u) - asinh(z_i / u)|``). The
+        utility, hence the privacy guarantee, is the same; a wide search range
+        then costs ``log`` of the ratio of *log*-widths instead of widths.
 
     Returns
     -------
@@ -162,6 +171,9 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper):
     n, p = X.shape
     lo, hi = _as_bounds(lower, upper, p, "lower, upper")
     edges = np.vstack([lo, np.sort(np.clip(X, lo, hi), axis=0), hi])  # (n + 2, p)
+    if unit is not None:
+        unit = _check_epsilon(unit, "unit")
+        edges = np.arcsinh(edges / unit)  # monotone: ranks, hence the utility, are unchanged
     with np.errstate(divide="ignore"):
         log_len = np.log(np.diff(edges, axis=0))  # (n + 1, p), -inf for empty intervals
     ranks = np.arange(n + 1, dtype=float)[:, None]
@@ -172,6 +184,8 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper):
         idx = np.argmax(logits, axis=0)
         left, right = edges[idx, cols], edges[idx + 1, cols]
         out[k] = left + (right - left) * rng.uniform(size=p)
+    if unit is not None:
+        out = np.clip(unit * np.sinh(out), lo, hi)  # back to the units of X (clip: rounding only)
     return out[:, 0] if one_d else out
 
 
@@ -207,13 +221,41 @@ def quantile_epsilon(epsilon, delta, count):
     return pure, EpsilonDeltaDpEvent(count * pure, 0.0)
 
 
-def private_range(y, epsilon, rng, *, delta=0.0, search_range=(-1e6, 1e6), quantile_range=(0.05, 0.95)):
-    """Private range ``[lo, hi]`` of a 1-D array: two exponential-mechanism quantiles.
+#: Tukey's fences: a private range is the private quartiles widened by this many IQRs
+FENCE = 1.5
+
+
+def search_unit(search_range):
+    """Public unit of the log-uniform search base measure: 1e-9 times the largest |bound|."""
+    return 1e-9 * max(abs(float(search_range[0])), abs(float(search_range[1])))
+
+
+def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE):
+    """Private quantiles at ``levels`` widened by ``fence`` times their spread, within the bounds.
+
+    Post-processing of :func:`exponential_quantiles` (two levels per column):
+    ``(q_lo - fence (q_hi - q_lo), q_hi + fence (q_hi - q_lo))`` clipped to
+    ``[lower, upper]``. With the quartiles and ``fence=1.5`` these are Tukey's
+    fences (about +-2.7 standard deviations for normal data).
+
+    Returns
+    -------
+    lo, hi : ndarray of shape (n_features,)
+    """
+    q = np.sort(exponential_quantiles(X, levels, epsilon, rng, lower=lower, upper=upper, unit=unit), axis=0)
+    spread = q[1] - q[0]
+    return np.maximum(q[0] - fence * spread, lower), np.minimum(q[1] + fence * spread, upper)
+
+
+def private_range(y, epsilon, rng, *, delta=0.0, search_range=(-1e6, 1e6), quantile_range=(0.25, 0.75),
+                  fence=FENCE):
+    """Private range ``[lo, hi]`` of a 1-D array: fenced exponential-mechanism quantiles.
 
     Meant for a target range (``bounds_y``) or a clipping range estimated from
-    the data with a share of a fit's budget. ``lo`` and ``hi`` are the private
-    quantiles at ``quantile_range`` (:func:`exponential_quantiles`), each with
-    half the budget, within the public ``search_range``, sorted.
+    the data with a share of a fit's budget. Two private quantiles at
+    ``quantile_range`` (:func:`exponential_quantiles`, each with half the
+    budget, log-uniform base measure with unit :func:`search_unit`) are widened
+    by ``fence`` times their distance (:func:`fenced_quantiles`).
 
     Parameters
     ----------
@@ -224,27 +266,39 @@ def private_range(y, epsilon, rng, *, delta=0.0, search_range=(-1e6, 1e6), quant
     rng : numpy.random.Generator
         The fit's only source of randomness.
     delta : float, default=0.0
-        Delta of the release; with ``delta > 0`` the two mechanisms may be
+        Delta of the release; with ``delta > 0`` the two mechanisms are
         composed by zCDP when that gives each a larger epsilon (never for two
         mechanisms at usual deltas, so pure DP in practice).
     search_range : tuple of float, default=(-1e6, 1e6)
-        Public range known to contain the values (``lower < upper``). The
-        mechanism needs about ``epsilon q n / 4 > log((upper - lower) / spread)``
-        to land near the data.
-    quantile_range : tuple of float, default=(0.05, 0.95)
-        Quantile levels of ``lo`` and ``hi``, ``0 <= q_lo < q_hi <= 1``.
+        Public range known to contain the values (``low < high``).
+    quantile_range : tuple of float, default=(0.25, 0.75)
+        Quantile levels, ``0 <= q_lo < q_hi <= 1``. Inner levels need less
+        budget: the mechanism lands near the data when ``epsilon q n / 4``
+        exceeds about 3 (the log of the ratio of log-widths of the search range
+        and of the data).
+    fence : float, default=1.5
+        Widening, in multiples of the distance between the two quantiles
+        (0 returns the quantiles themselves).
 
     Returns
     -------
     lo, hi : float
-        The private range, ``lo <= hi`` (equal only with probability 0).
+        The private range, ``lo <= hi``.
     event : dp_accounting.DpEvent
         What was spent (see :func:`quantile_epsilon`).
 
     Raises
     ------
     ValueError
-        If ``y`` is not 1-D, ``epsilon`` or the ranges are invalid.
+        If ``y`` is not 1-D, or ``epsilon``, ``fence`` or a range is invalid.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> y = np.random.default_rng(0).uniform(25, 346, size=300)
+    >>> lo, hi, event = private_range(y, 0.5, np.random.default_rng(1))
+    >>> bool(-200 < lo < 100 and 250 < hi < 600)
+    True
     """
     y = np.asarray(y, dtype=float)
     if y.ndim != 1:
@@ -252,10 +306,15 @@ def private_range(y, epsilon, rng, *, delta=0.0, search_range=(-1e6, 1e6), quant
     q_lo, q_hi = (float(v) for v in quantile_range)
     if not 0 <= q_lo < q_hi <= 1:
         raise ValueError(f"quantile_range must satisfy 0 <= q_lo < q_hi <= 1, got {quantile_range!r}.")
+    if not (isinstance(fence, (int, float)) and 0 <= fence < np.inf):
+        raise ValueError(f"fence must be a finite number >= 0, got {fence!r}.")
+    low, high = (float(v) for v in search_range)
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"search_range must be finite with low < high, got {search_range!r}.")
     eps0, event = quantile_epsilon(epsilon, delta, 2)
-    vals = exponential_quantiles(y, [q_lo, q_hi], eps0, rng, lower=search_range[0], upper=search_range[1])
-    lo, hi = np.sort(vals)
-    return float(lo), float(hi), event
+    lo, hi = fenced_quantiles(y[:, None], [q_lo, q_hi], eps0, rng, lower=low, upper=high,
+                              unit=search_unit(search_range), fence=fence)
+    return float(lo[0]), float(hi[0]), event
 
 
 @dataclass(frozen=True)

@@ -214,8 +214,31 @@ def test_private_range_utility_and_event():
     y = np.random.default_rng(6).uniform(25, 346, size=5000)
     lo, hi, event = private_range(y, 1.0, np.random.default_rng(7), search_range=(-1e6, 1e6))
     assert lo < hi
-    assert abs(lo - (25 + 0.05 * 321)) < 10 and abs(hi - (25 + 0.95 * 321)) < 10
+    q25, q75 = 25 + 0.25 * 321, 25 + 0.75 * 321  # Tukey's fences of U(25, 346)
+    assert abs(lo - (q25 - 1.5 * (q75 - q25))) < 15 and abs(hi - (q75 + 1.5 * (q75 - q25))) < 15
     assert event == EpsilonDeltaDpEvent(1.0, 0.0)
+    lo, hi, _ = private_range(y, 1.0, np.random.default_rng(7), fence=0.0, quantile_range=(0.05, 0.95))
+    assert abs(lo - (25 + 0.05 * 321)) < 10 and abs(hi - (25 + 0.95 * 321)) < 10
+
+
+def test_private_range_small_n_wide_search():
+    # The log-uniform base measure finds the diabetes-like target range at n=300, epsilon=0.5,
+    # in a +-1e6 search range (the uniform base measure almost never does).
+    y = np.random.default_rng(8).uniform(25, 346, size=300)
+    ranges = np.array([private_range(y, 0.5, np.random.default_rng(s))[:2] for s in range(50)])
+    sane = (ranges[:, 0] > -300) & (ranges[:, 0] < 150) & (ranges[:, 1] > 250) & (ranges[:, 1] < 700)
+    assert sane.mean() >= 0.9
+
+
+def test_quantile_log_uniform_base_measure_closed_form():
+    eps, m, u = 2.0, 20_000, 0.1
+    X = np.tile(VALUES[:, None], (1, m))
+    out = exponential_quantiles(X, 0.5, eps, np.random.default_rng(9), lower=0.0, upper=1.0, unit=u)[0]
+    edges = np.concatenate([[0.0], VALUES, [1.0]])
+    w = np.diff(np.arcsinh(edges / u)) * np.exp(-0.5 * eps * np.abs(np.arange(5) - 2))
+    probs = w / w.sum()
+    freq = np.histogram(out, bins=edges)[0] / m
+    assert np.all(np.abs(freq - probs) < 5 * np.sqrt(probs * (1 - probs) / m))
 
 
 def test_private_range_bad_input():

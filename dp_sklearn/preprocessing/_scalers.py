@@ -7,19 +7,22 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from .._private_stats import exponential_quantiles, plan_statistics, private_moments
+from .._private_stats import (
+    FENCE,
+    exponential_quantiles,
+    fenced_quantiles,
+    plan_statistics,
+    private_moments,
+    search_unit,
+)
 from ._base import _check_pair, _DPTransformerBase
 
 
-def _private_bounds(X, rng, levels, search, eps0):
-    """Private per-feature range: two exponential-mechanism quantiles, sorted."""
-    qs = exponential_quantiles(X, levels, eps0, rng, lower=search[0], upper=search[1])
-    return np.sort(qs, axis=0)
-
-
-def _exact_bounds(X, levels, search):
-    """The non-private counterpart (epsilon=inf) of :func:`_private_bounds`."""
-    return np.quantile(np.clip(X, *search), levels, axis=0)
+def _exact_bounds(X, levels, search, fence):
+    """The non-private counterpart (epsilon=inf) of the private range."""
+    q = np.quantile(np.clip(X, *search), levels, axis=0)
+    spread = q[1] - q[0]
+    return np.maximum(q[0] - fence * spread, search[0]), np.minimum(q[1] + fence * spread, search[1])
 
 
 #: share of the moments' budget spent on the mean (the rest on the second moment):
@@ -71,12 +74,17 @@ class DPStandardScaler(_DPTransformerBase):
         the budget on a private range per feature.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
-        The quantile mechanism needs roughly
-        ``epsilon_q * q * n_samples / 2 > log((high - low) / spread)``, with
-        ``epsilon_q`` the per-quantile share below: choose it as narrow as
-        public knowledge allows.
-    quantile_range : tuple (q_lo, q_hi), default=(0.05, 0.95)
-        Quantile levels of the private range when ``bounds=None``.
+        The search is log-uniform in ``|x|`` above ``1e-9 max(|low|, |high|)``
+        (base measure of :func:`~dp_sklearn._private_stats.exponential_quantiles`,
+        ``unit``), so its width costs little; the quantile mechanism still
+        needs roughly ``epsilon_q q n_samples / 4 > 3``, with ``epsilon_q``
+        the per-quantile budget (``bounds_share`` of it over
+        ``2 n_features`` quantiles, zCDP composition): below that, pass
+        public ``bounds``.
+    quantile_range : tuple (q_lo, q_hi), default=(0.25, 0.75)
+        Quantile levels of the private range when ``bounds=None``; the range
+        is ``(q_lo - 1.5 d, q_hi + 1.5 d)`` with ``d = q_hi - q_lo`` (Tukey's
+        fences for the quartiles), within ``search_range``.
     bounds_share : float, default=0.5
         Share of the budget spent on the private range when ``bounds=None``
         (of epsilon for ``delta=0``, of the zCDP parameter otherwise); the
@@ -164,7 +172,7 @@ class DPStandardScaler(_DPTransformerBase):
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, bounds=None, search_range=(-1e6, 1e6),
-                 quantile_range=(0.05, 0.95), bounds_share=0.5, output_clip=3.0, random_state=None,
+                 quantile_range=(0.25, 0.75), bounds_share=0.5, output_clip=3.0, random_state=None,
                  ledger=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -184,9 +192,11 @@ class DPStandardScaler(_DPTransformerBase):
     def _release(self, X, rng, bounds, plan):
         levels, search = self._levels(), self._search()
         if bounds is None:
-            bounds = (_private_bounds(X, rng, levels, search, plan.quantile_epsilon) if plan is not None
-                      else _exact_bounds(X, levels, search))
-            lo, hi = bounds
+            if plan is None:
+                lo, hi = _exact_bounds(X, levels, search, FENCE)
+            else:
+                lo, hi = fenced_quantiles(X, levels, plan.quantile_epsilon, rng, lower=search[0], upper=search[1],
+                                          unit=search_unit(search))
             hi = np.where(hi > lo, hi, lo + 1e-12 * np.maximum(1.0, np.abs(lo)))
             bounds = (lo, hi)
         lo, hi = bounds
@@ -325,9 +335,11 @@ class DPMinMaxScaler(_DPTransformerBase):
         search = bounds if bounds is not None else self._search()
         levels = self._levels()
         if plan is None:
-            lo, hi = _exact_bounds(X, levels, search)
+            lo, hi = _exact_bounds(X, levels, search, 0.0)
         else:
-            lo, hi = _private_bounds(X, rng, levels, search, plan.quantile_epsilon)
+            unit = None if bounds is not None else search_unit(search)
+            lo, hi = np.sort(exponential_quantiles(X, levels, plan.quantile_epsilon, rng, lower=search[0],
+                                                   upper=search[1], unit=unit), axis=0)
         self.data_min_, self.data_max_ = lo, hi
         self.data_range_ = hi - lo
         rng_ = np.where(self.data_range_ > 0, self.data_range_, 1.0)
