@@ -14,7 +14,8 @@ dataset's documentation (``load_breast_cancer().DESCR``, "Summary Statistics"):
 published, hence public, but computed on the same 569 records, so they are the
 tightest bounds a user could know. For diabetes (as loaded: every column is
 centered and scaled to unit sum of squares, per its documentation) the public
-bound is ``|x| <= 1``.
+bound is ``|x| <= 1``; the same documentation fixes each column's standard deviation
+at ``1 / sqrt(442)``, so ``|x| <= 4 / sqrt(442)`` is a public (clipping) bound too.
 """
 
 from __future__ import annotations
@@ -121,8 +122,7 @@ def diabetes_configs():
             bounds_y, ridge_eps = (25.0, 346.0), 1.5
             if range_eps is not None:
                 # bounds_y="auto" stand-in: a private range of y with range_eps taken from the model.
-                lo, hi, event = private_range(y, range_eps, make_generator(seed + 10_000),
-                                              search_range=(0.0, 1e4), quantile_range=(0.02, 0.98))
+                lo, hi, event = private_range(y, range_eps, make_generator(seed + 10_000))
                 led.record(event, range_eps, 0.0, label="private_range")
                 bounds_y, ridge_eps = (lo, hi), 1.5 - range_eps
             sc = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=bounds, ledger=led, random_state=seed)
@@ -130,11 +130,21 @@ def diabetes_configs():
             return make_pipeline(sc, rd), led
         return make
 
+    four_sd = 4.0 / np.sqrt(442)  # the documentation fixes every column's std at 1 / sqrt(442)
+
+    def reference(seed, X, y):
+        from sklearn.preprocessing import StandardScaler
+
+        return make_pipeline(StandardScaler(), DPRidge(epsilon=1.5, delta=1e-6, bounds_y=(25.0, 346.0),
+                                                       random_state=seed)), None
+
     return [
         ("bounds=None (search range +-1e6)", pipeline()),
         ("public documented bound |x| <= 1", pipeline(bounds=(-1.0, 1.0))),
-        ("public bound |x| <= 1, bounds_y by private_range (epsilon 0.3 of the model's 1.5)",
-         pipeline(bounds=(-1.0, 1.0), range_eps=0.3)),
+        ("public bound |x| <= 4 documented std (4 / sqrt(442))", pipeline(bounds=(-four_sd, four_sd))),
+        ("bound 4 std, bounds_y by private_range (epsilon 0.3 of the model's 1.5, search +-1e6)",
+         pipeline(bounds=(-four_sd, four_sd), range_eps=0.3)),
+        ("reference: non-private StandardScaler + DPRidge(1.5)", reference),
     ]
 
 

@@ -171,3 +171,15 @@ def test_feature_names_and_pandas_output():
 def test_inverse_transform_round_trip_inside_box():
     sc = DPStandardScaler(bounds=BOUNDS, output_clip=None, random_state=0).fit(X)
     assert np.allclose(sc.inverse_transform(sc.transform(X[:50])), np.clip(X[:50], *BOUNDS))
+
+
+def test_docstring_examples():
+    import doctest
+
+    import dp_sklearn._private_stats._quantiles as quantiles
+    import dp_sklearn.pipeline as pipeline
+    import dp_sklearn.preprocessing._scalers as scalers
+
+    for module in (scalers, quantiles, pipeline):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0
