@@ -84,6 +84,14 @@ def test_minmax_event_and_output_range():
     assert np.allclose(mm.inverse_transform(inner), np.clip(X[:10], mm.data_min_, mm.data_max_))
 
 
+@pytest.mark.parametrize("output_clip", [3.0, None])
+def test_noise_dominated_variance_gives_finite_scale(output_clip):
+    # n=20, p=3 at epsilon 0.05: the released variance is pure noise (often 0); the floor keeps
+    # every scale positive and every output finite.
+    sc = DPStandardScaler(epsilon=0.05, bounds=BOUNDS, output_clip=output_clip, random_state=0).fit(X[:20])
+    assert np.all(sc.scale_ > 0) and np.all(np.isfinite(sc.transform(X)))
+
+
 def test_output_bound_holds_for_any_input():
     sc = DPStandardScaler(epsilon=0.3, bounds=BOUNDS, random_state=4).fit(X)
     wild = np.random.default_rng(5).standard_cauchy((500, 3)) * 1e6

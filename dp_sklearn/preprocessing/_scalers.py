@@ -107,7 +107,7 @@ class DPStandardScaler(_DPTransformerBase):
         Private variance of the clipped features.
     scale_ : ndarray of shape (n_features,)
         ``max(sqrt(var_), floor)``: the floor, ``(upper - lower)`` times the
-        smaller of ``1 / (2 output_clip)`` and the noise level of the released
+        smaller of ``1 / (2 output_clip)`` (if set) and the noise level of the released
         standard deviation (a function of n, n_features and the budget only),
         keeps a feature whose noisy variance came out near 0 from saturating.
     bounds_ : tuple of ndarray of shape (n_features,)
@@ -207,7 +207,8 @@ class DPStandardScaler(_DPTransformerBase):
             mean, var = private_moments(X, rng, lower=lo, upper=hi, mean_multiplier=plan.mean_multiplier,
                                         moment_multiplier=plan.moment_multiplier, noise=plan.noise)
         c = np.inf if self.output_clip is None else float(self.output_clip)
-        floor = (hi - lo) * min(1.0 / (2.0 * c), _std_noise_level(plan, *X.shape))
+        level = _std_noise_level(plan, *X.shape)
+        floor = (hi - lo) * (min(1.0 / (2.0 * c), level) if np.isfinite(c) else level)
         self.bounds_ = (lo, hi)
         self.mean_, self.var_ = mean, var
         self.scale_ = np.maximum(np.sqrt(var), floor)
