@@ -116,7 +116,7 @@ def diabetes_configs():
     from dp_sklearn._private_stats import make_generator, private_range
     from dp_sklearn.preprocessing import DPStandardScaler
 
-    def pipeline(bounds=None, range_eps=None):
+    def pipeline(bounds=None, range_eps=None, ridge_kw=None):
         def make(seed, X, y):
             led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
             bounds_y, ridge_eps = (25.0, 346.0), 1.5
@@ -126,7 +126,8 @@ def diabetes_configs():
                 led.record(event, range_eps, 0.0, label="private_range")
                 bounds_y, ridge_eps = (lo, hi), 1.5 - range_eps
             sc = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=bounds, ledger=led, random_state=seed)
-            rd = DPRidge(epsilon=ridge_eps, delta=1e-6, bounds_y=bounds_y, ledger=led, random_state=seed)
+            rd = DPRidge(epsilon=ridge_eps, delta=1e-6, bounds_y=bounds_y, ledger=led, random_state=seed,
+                         **(ridge_kw or {}))
             return make_pipeline(sc, rd), led
         return make
 
@@ -142,6 +143,8 @@ def diabetes_configs():
         ("bounds=None (search range +-1e6)", pipeline()),
         ("public documented bound |x| <= 1", pipeline(bounds=(-1.0, 1.0))),
         ("public bound |x| <= 4 documented std (4 / sqrt(442))", pipeline(bounds=(-four_sd, four_sd))),
+        ("bound 4 std, model data_norm = sqrt(p) / 2",
+         pipeline(bounds=(-four_sd, four_sd), ridge_kw={"data_norm": np.sqrt(10) / 2})),
         ("bound 4 std, bounds_y by private_range (epsilon 0.3 of the model's 1.5, search +-1e6)",
          pipeline(bounds=(-four_sd, four_sd), range_eps=0.3)),
         ("reference: non-private StandardScaler + DPRidge(1.5)", reference),
