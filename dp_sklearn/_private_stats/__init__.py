@@ -19,7 +19,7 @@ References
 .. [5] M. Bun and T. Steinke, "Concentrated differential privacy", TCC 2016.
 """
 
-from ._common import _as_bounds, _check_epsilon, make_generator
+from ._common import make_generator
 from ._moments import StatisticsPlan, plan_statistics, private_moments
 from ._quantiles import (
     FENCE,

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._private_stats import _as_bounds, make_generator
+from .._private_stats._common import _as_bounds, make_generator
 
 _RANDOM_STATE = [None, Integral, np.random.RandomState, np.random.Generator, np.random.SeedSequence]
 
