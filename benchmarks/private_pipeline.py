@@ -141,14 +141,39 @@ def diabetes_configs():
 
     return [
         ("bounds=None (search range +-1e6)", pipeline()),
-        ("public documented bound |x| <= 1", pipeline(bounds=(-1.0, 1.0))),
-        ("public bound |x| <= 4 documented std (4 / sqrt(442))", pipeline(bounds=(-four_sd, four_sd))),
+        ("public documented bound abs(x) <= 1", pipeline(bounds=(-1.0, 1.0))),
+        ("public bound abs(x) <= 4 documented std (4 / sqrt(442))", pipeline(bounds=(-four_sd, four_sd))),
         ("bound 4 std, model data_norm = sqrt(p) / 2",
          pipeline(bounds=(-four_sd, four_sd), ridge_kw={"data_norm": np.sqrt(10) / 2})),
         ("bound 4 std, bounds_y by private_range (epsilon 0.3 of the model's 1.5, search +-1e6)",
          pipeline(bounds=(-four_sd, four_sd), range_eps=0.3)),
         ("reference: non-private StandardScaler + DPRidge(1.5)", reference),
     ]
+
+
+def private_bounds_vs_n(seeds=5):
+    """How large n must be for ``bounds=None``: breast_cancer rows resampled (x U(0.97, 1.03) jitter)."""
+    from sklearn.datasets import load_breast_cancer
+
+    from dp_sklearn.preprocessing import DPStandardScaler
+
+    X, _ = load_breast_cancer(return_X_y=True)
+    rng = np.random.default_rng(0)
+    lines = ["## DPStandardScaler(bounds=None, delta=1e-6) on breast_cancer resampled to n rows (p=30)", "",
+             f"Median over features, then over {seeds} seeds. Search range +-1e6.", "",
+             "| n | epsilon | abs(mean_ - mean) / std | abs(log(scale_ / std)) |", "|---|---|---|---|"]
+    for n in (400, 4000, 20_000, 100_000):
+        for eps in (0.25, 1.0):
+            err, ratio = [], []
+            for s in range(seeds):
+                Xn = X[rng.integers(0, len(X), n)] * rng.uniform(0.97, 1.03, (n, X.shape[1]))
+                sc = DPStandardScaler(epsilon=eps, delta=1e-6, random_state=s).fit(Xn)
+                sd = Xn.std(axis=0)
+                err.append(np.median(np.abs(sc.mean_ - Xn.mean(axis=0)) / sd))
+                ratio.append(np.median(np.abs(np.log(sc.scale_ / sd))))
+            lines.append(f"| {n} | {eps} | {np.median(err):.3g} | {np.median(ratio):.3g} |")
+            print(lines[-1], flush=True)
+    return lines + [""]
 
 
 def run(seeds=20, n_jobs=2):
@@ -177,6 +202,7 @@ def run(seeds=20, n_jobs=2):
             lines.append(f"| {name} | {centre:.3f} | {scores.min():.3f} | {scores.max():.3f} | {tot} |")
             print(lines[-1], flush=True)
         lines.append("")
+    lines += private_bounds_vs_n()
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text("\n".join(lines) + "\n")
     return lines
