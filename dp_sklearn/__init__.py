@@ -11,6 +11,8 @@ from .linear_model import (
     DPSparseLogisticRegression,
 )
 from .model_selection import DPGridSearchCV
+from .pipeline import budget_split, make_private_pipeline
+from .preprocessing import DPMinMaxScaler, DPStandardScaler
 
 __version__ = "0.1.0"
 
@@ -21,6 +23,10 @@ __all__ = [
     "DPSparseLinearRegression",
     "DPSparseLogisticRegression",
     "DPGridSearchCV",
+    "DPStandardScaler",
+    "DPMinMaxScaler",
+    "make_private_pipeline",
+    "budget_split",
     "PrivacyLedger",
     "BudgetExceededError",
     "ClippingWarning",

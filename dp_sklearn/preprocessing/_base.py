@@ -1,0 +1,125 @@
+"""The fit template shared by the private scalers: validate, plan, reserve, release, record."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from dp_accounting import dp_event
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._private_stats._common import _as_bounds, make_generator
+
+_RANDOM_STATE = [None, Integral, np.random.RandomState, np.random.Generator, np.random.SeedSequence]
+
+
+def _check_pair(value, name, *, lo=-np.inf, hi=np.inf):
+    """A public (low, high) pair of finite floats within [lo, hi] with low < high."""
+    try:
+        a, b = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (low, high) of numbers, got {value!r}.") from None
+    if not (np.isfinite(a) and np.isfinite(b) and lo <= a < b <= hi):
+        raise ValueError(f"{name} must satisfy {lo:g} <= low < high <= {hi:g} and be finite, got {value!r}.")
+    return a, b
+
+
+class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """Shared fit template of the private transformers.
+
+    Subclasses implement ``_plan(n_features, bounds) -> StatisticsPlan`` (data
+    independent) and ``_release(X, rng, bounds, plan)``, which sets the fitted
+    statistics. The template validates parameters and data, reserves the exact
+    event in the ledger before the data is used, releases the reservation if
+    anything raises before the first noise draw, and records the event after.
+    """
+
+    _parameter_constraints: dict = {
+        "epsilon": [Interval(Real, 0, np.inf, closed="right")],
+        "delta": [Interval(Real, 0, 1, closed="left")],
+        "bounds": ["array-like", None],
+        "search_range": ["array-like"],
+        "quantile_range": ["array-like"],
+        "random_state": _RANDOM_STATE,
+        "ledger": [None, HasMethods(["check", "record", "cancel_pending"])],
+    }
+
+    def _public_bounds(self, n_features):
+        """The user's bounds as two arrays of shape (n_features,), or None."""
+        if self.bounds is None:
+            return None
+        try:
+            lower, upper = self.bounds
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds must be None or a pair (lower, upper), got {self.bounds!r}.") from None
+        try:
+            return _as_bounds(lower, upper, n_features, "bounds")
+        except ValueError as exc:
+            raise ValueError(f"{exc} (parameter bounds)") from None
+
+    def _search(self):
+        return _check_pair(self.search_range, "search_range")
+
+    def _levels(self):
+        return _check_pair(self.quantile_range, "quantile_range", lo=0.0, hi=1.0)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Release the private statistics of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (dense, finite).
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+            The fitted transformer.
+
+        Raises
+        ------
+        ValueError
+            If a parameter or X is invalid (before any budget is reserved).
+        dp_sklearn.BudgetExceededError
+            If the ledger cannot afford the fit (nothing is released then).
+        """
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        n_features = X.shape[1]
+        bounds = self._public_bounds(n_features)
+        self._search(), self._levels()
+        private = np.isfinite(self.epsilon)
+        plan = self._plan(n_features, bounds) if private else None
+        event = plan.event if private else dp_event.NonPrivateDpEvent()
+        ledger, label = self.ledger, type(self).__name__
+        if ledger is not None:
+            ledger.check(float(self.epsilon), float(self.delta), event=event, label=label)
+        rng, state = None, None
+        try:
+            rng = make_generator(self.random_state)
+            state = rng.bit_generator.state
+            self._release(X, rng, bounds, plan)
+        except BaseException:
+            # Release the reservation only if no noise was drawn (nothing was released).
+            if ledger is not None and (rng is None or rng.bit_generator.state == state):
+                ledger.cancel_pending()
+            raise
+        self.dp_event_ = event
+        self.epsilon_, self.delta_ = float(self.epsilon), float(self.delta)
+        self.n_samples_seen_ = X.shape[0]  # public (docs/privacy.md: n is public)
+        if ledger is not None:
+            ledger.record(event, self.epsilon_, self.delta_, label=label)
+        return self
+
+    def _check_transform_input(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, dtype=np.float64, reset=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = True
+        return tags

@@ -1,0 +1,148 @@
+"""One budget for a whole pipeline: the split, the ledger, and the issue-10 acceptance (cheap version)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from benchmarks.private_pipeline import documented_bounds_breast_cancer
+from dp_sklearn import (
+    ClippingWarning,
+    DPLogisticRegression,
+    DPRidge,
+    PrivacyLedger,
+    budget_split,
+    make_private_pipeline,
+)
+from dp_sklearn.pipeline import StepBudget
+from dp_sklearn.preprocessing import DPMinMaxScaler, DPStandardScaler
+
+X_BC, Y_BC = load_breast_cancer(return_X_y=True)
+PUBLIC_BOUNDS = documented_bounds_breast_cancer()
+
+
+def _quiet():
+    warnings.simplefilter("ignore", ClippingWarning)
+    warnings.filterwarnings("ignore", message=".*delta=.*")
+
+
+def test_default_split_gives_the_model_three_quarters():
+    pipe = make_private_pipeline(DPStandardScaler(), DPMinMaxScaler(), DPLogisticRegression(),
+                                 epsilon=2.0, delta=1e-5)
+    split = budget_split(pipe)
+    assert [s.name for s in split] == ["dpstandardscaler", "dpminmaxscaler", "dplogisticregression"]
+    assert [s.epsilon for s in split] == pytest.approx([0.25, 0.25, 1.5])
+    assert [s.delta for s in split] == pytest.approx([1e-5 / 6] * 3)
+    assert sum(s.epsilon for s in split) == pytest.approx(2.0)
+
+
+def test_non_dp_final_step_and_single_step():
+    ft = FunctionTransformer()
+    pipe = make_private_pipeline(DPStandardScaler(), DPMinMaxScaler(), ft, epsilon=1.0)
+    assert [s.epsilon for s in budget_split(pipe)] == [0.5, 0.5]
+    pipe = make_private_pipeline(ft, DPLogisticRegression(), epsilon=0.3, delta=1e-6)
+    assert budget_split(pipe) == [StepBudget("dplogisticregression", 0.3, 5e-7)]
+
+
+def test_split_override_by_list_and_by_name():
+    steps = (DPStandardScaler(), DPLogisticRegression())
+    by_list = make_private_pipeline(*steps, epsilon=1.0, split=[1, 3])
+    by_name = make_private_pipeline(*steps, epsilon=1.0, split={"dplogisticregression": 0.6,
+                                                                "dpstandardscaler": 0.2})
+    assert [s.epsilon for s in budget_split(by_list)] == pytest.approx([0.25, 0.75])
+    assert [s.epsilon for s in budget_split(by_name)] == pytest.approx([0.25, 0.75])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"split": [1.0]}, "one weight per DP step"),
+        ({"split": [1.0, -1.0]}, "finite numbers > 0"),
+        ({"split": {"dpstandardscaler": 1.0}}, "every DP step"),
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": np.inf}, "epsilon"),
+        ({"delta": 1.0}, "delta"),
+    ],
+)
+def test_bad_split_and_budget(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_private_pipeline(DPStandardScaler(), DPLogisticRegression(), **kwargs)
+
+
+def test_no_dp_step_and_non_pipeline():
+    with pytest.raises(ValueError, match="at least one DP step"):
+        make_private_pipeline(FunctionTransformer())
+    with pytest.raises(TypeError, match="Pipeline"):
+        budget_split(DPLogisticRegression())
+
+
+def test_steps_are_cloned():
+    sc = DPStandardScaler(epsilon=9.0)
+    make_private_pipeline(sc, DPLogisticRegression(), epsilon=1.0)
+    assert sc.epsilon == 9.0
+
+
+@pytest.mark.parametrize("bounds", [PUBLIC_BOUNDS, None], ids=["public-bounds", "private-bounds"])
+def test_ledger_at_the_total_accepts_the_whole_fit(bounds):
+    _quiet()
+    led = PrivacyLedger(max_epsilon=1.0, delta=1e-5)
+    try:
+        pipe = make_private_pipeline(DPStandardScaler(bounds=bounds, random_state=0),
+                                     DPLogisticRegression(random_state=0), epsilon=1.0, delta=1e-5, ledger=led)
+        pipe.fit(X_BC, Y_BC)
+        assert len(led) == 2 and led.pending == []
+        assert led.total_epsilon() <= 1.0
+        assert [r.label for r in led.records] == ["DPStandardScaler", "DPLogisticRegression"]
+    finally:
+        led.delete()
+
+
+def test_regression_pipeline_under_one_ledger():
+    _quiet()
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1 * rng.normal(size=300)
+    led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
+    try:
+        pipe = make_private_pipeline(DPStandardScaler(bounds=(-4, 4), random_state=0),
+                                     DPRidge(bounds_y=(-5, 5), random_state=0), epsilon=2.0, delta=1e-5, ledger=led)
+        pipe.fit(X, y)
+        assert led.total_epsilon() <= 2.0
+    finally:
+        led.delete()
+
+
+def _acceptance_accuracy(bounds, seeds):
+    _quiet()
+    accs, totals = [], []
+    for seed in seeds:
+        Xtr, Xte, ytr, yte = train_test_split(X_BC, Y_BC, test_size=0.3, random_state=seed)
+        led = PrivacyLedger(max_epsilon=1.0, delta=1e-5)
+        pipe = make_pipeline(
+            DPStandardScaler(epsilon=0.25, delta=1e-6, bounds=bounds, ledger=led, random_state=seed),
+            DPLogisticRegression(epsilon=0.75, delta=1e-6, ledger=led, random_state=seed),
+        ).fit(Xtr, ytr)
+        accs.append(pipe.score(Xte, yte))
+        totals.append(led.total_epsilon())
+        led.delete()
+    return float(np.mean(accs)), max(totals)
+
+
+def test_issue10_breast_cancer_with_public_bounds():
+    # Cheap version of benchmarks/private_pipeline.py (20 seeds: 0.834); with the documented
+    # public bounds, not the trivial predictor (0.63) that raw features give.
+    acc, total = _acceptance_accuracy(PUBLIC_BOUNDS, range(5))
+    assert total <= 1.0
+    assert acc >= 0.78
+
+
+@pytest.mark.xfail(strict=True, reason="issue 10 acceptance as stated (bounds=None, search range +-1e6) is not "
+                   "reached: 2 x 30 quantiles at epsilon 0.25 with n=398 cannot locate the features")
+def test_issue10_breast_cancer_acceptance_as_stated():
+    acc, total = _acceptance_accuracy(None, range(5))
+    assert total <= 1.0
+    assert acc >= 0.88
