@@ -68,10 +68,12 @@ class Problem:
 
     @property
     def n(self):
+        """Number of samples (public)."""
         return self.X.shape[0]
 
     @property
     def dim(self):
+        """Number of coefficients: columns of X times the loss's outputs."""
         return self.X.shape[1] * self.loss.n_outputs
 
 
@@ -231,13 +233,15 @@ def _clip_l2(X, B):
     if sp.issparse(X):
         rows = _row_ids(X)
         Xt = X.copy()
-        Xt.data = np.where(clipped[rows], S / safe_r[rows], X.data / B)
+        with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
+            Xt.data = np.where(clipped[rows], S / safe_r[rows], X.data / B)
         sq = np.bincount(rows, weights=Xt.data * Xt.data, minlength=X.shape[0])
         over = np.sqrt(sq) > 1.0
         if over.any():
             Xt.data = np.where(over[rows], Xt.data / (np.sqrt(sq)[rows] * _SHRINK), Xt.data)
         return Xt, warn
-    Xt = np.where(clipped[:, None], S / safe_r[:, None], X / B)
+    with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
+        Xt = np.where(clipped[:, None], S / safe_r[:, None], X / B)
     nt = np.linalg.norm(Xt, axis=1)
     over = nt > 1.0
     if over.any():

@@ -237,3 +237,14 @@ def test_clipping_report_is_per_context():
             contextvars.Context().run(_clip_everything)  # another thread's / task's context
             assert len(rec) == 2
     assert len(rec) == 2
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_extreme_ratio_of_data_to_bound_raises_no_floating_point_warning(sparse):
+    X = X_SMALL * 1e300
+    X = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", ClippingWarning)
+        Xt, _, _ = normalize_X(X, 1e-300, 2, False)
+    np.testing.assert_allclose(np.linalg.norm(_dense(Xt), axis=1), 1.0, rtol=1e-12)
