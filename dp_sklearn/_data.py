@@ -41,13 +41,14 @@ class ClippingWarning(UserWarning):
 class Problem:
     """What a solver sees: normalized data with public bounds.
 
-    Attributes
+    Parameters
     ----------
     X : ndarray or csr_matrix of shape (n_samples, d)
         Clipped, normalized design (with the intercept column if any), float64.
     y : ndarray
         Targets in [-1, 1], labels in {-1, +1}, or one-hot (n_samples, K).
-    loss : loss object from :mod:`dp_sklearn._losses`
+    loss : object
+        Loss from :mod:`dp_sklearn._losses` (value, gradient, constants).
     x_norm : float
         Public bound on ||x_tilde||_2.
     x_inf : float
@@ -91,7 +92,9 @@ def clipping_report():
     one warning lists the distinct events (each names only the public bound that was
     exceeded, never a count); nested contexts merge into the outermost one, so a public
     call that runs many internal fits (a search with a secret number of repetitions)
-    emits the same single warning whatever the number of fits. The state lives in a
+    emits the same single warning whatever the number of fits (if the fits that run are
+    chosen at random, normalize every candidate once before the loop: later duplicates
+    merge, so the warning cannot depend on which fits ran). The state lives in a
     :class:`contextvars.ContextVar`, so concurrent threads and asyncio tasks do not
     share reports. If the context exits with an exception, the collected events are
     dropped and the exception propagates unchanged.
@@ -99,14 +102,6 @@ def clipping_report():
     Yields
     ------
     None
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dp_sklearn._data import clipping_report, normalize_X
-    >>> with clipping_report():
-    ...     for _ in range(3):
-    ...         _ = normalize_X(np.ones((2, 2)), 1.0, 2, True)  # doctest: +SKIP
     """
     if _REPORT.get() is not None:
         yield
@@ -136,13 +131,15 @@ def check_bound(value, name):
 
     Parameters
     ----------
-    value : real number
+    value : float
+        The bound, in the units of the data.
     name : str
         Parameter name used in the error message.
 
     Returns
     -------
     float
+        ``value`` as a Python float.
 
     Raises
     ------
@@ -281,7 +278,7 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     Returns
     -------
     X_tilde : ndarray or csr_matrix of shape (n_samples, n_features + fit_intercept)
-        float64; rows satisfy ||x_tilde[:p]||_2 <= 1 (ord 2) or |x_tilde_ij| <= 1 (ord inf)
+        Float64; rows satisfy ||x_tilde[:p]||_2 <= 1 (ord 2) or |x_tilde_ij| <= 1 (ord inf)
         in floating point.
     x_norm : float
         Public bound on ||x_tilde||_2 (1, or sqrt(n_features) for ord inf; +1 under the
@@ -330,10 +327,14 @@ def check_bounds_y(bounds_y):
     Parameters
     ----------
     bounds_y : tuple (low, high)
+        Public range of the targets.
 
     Returns
     -------
-    low, high : float
+    low : float
+        Lower bound.
+    high : float
+        Upper bound.
 
     Raises
     ------

@@ -207,7 +207,8 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
 
     Returns
     -------
-    theta : ndarray of shape (dim,)
+    ndarray of shape (dim,)
+        The coefficients theta (certified when ``l2_reg > 0``).
 
     References
     ----------
