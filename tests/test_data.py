@@ -248,3 +248,11 @@ def test_extreme_ratio_of_data_to_bound_raises_no_floating_point_warning(sparse)
         warnings.simplefilter("ignore", ClippingWarning)
         Xt, _, _ = normalize_X(X, 1e-300, 2, False)
     np.testing.assert_allclose(np.linalg.norm(_dense(Xt), axis=1), 1.0, rtol=1e-12)
+
+
+def test_estimator_rejects_bounds_y_whose_width_overflows():
+    # Issue 8 item 9: bounds_y=(-1.7e308, 1.7e308) gave NaN coefficients.
+    y = np.linspace(-1, 1, X_SMALL.shape[0])
+    for eps in (1.0, np.inf):
+        with pytest.raises(ValueError, match="bounds_y"):
+            DPRidge(epsilon=eps, bounds_y=(-1.7e308, 1.7e308), random_state=0).fit(X_SMALL, y)
