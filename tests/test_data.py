@@ -1,0 +1,258 @@
+"""Tests of the data layer (dp_sklearn._data): exact clipping, validation, clip reports (issue 8)."""
+
+import contextvars
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+
+from dp_sklearn import ClippingWarning, DPRidge
+from dp_sklearn._data import check_bound, clipping_report, normalize_X, normalize_y
+
+RNG = np.random.default_rng(0)
+X_SMALL = RNG.normal(size=(30, 4))
+
+
+def _dense(M):
+    return M.toarray() if sp.issparse(M) else np.asarray(M)
+
+
+def _quiet_normalize(*args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        return normalize_X(*args)
+
+
+# --------------------------------------------------------------------------- item 0: sparse input
+def _duplicated(column, k=1000, value=1.0):
+    """3 x 2 CSR whose row 0 stores (0, column) k times."""
+    data = np.r_[np.full(k, value), [0.5, -0.25]]
+    indices = np.r_[np.full(k, column), [0, 1]]
+    indptr = np.array([0, k, k + 1, k + 2])
+    return sp.csr_matrix((data, indices, indptr), shape=(3, 2))
+
+
+@pytest.mark.parametrize("ord_", [2, np.inf])
+@pytest.mark.parametrize("column", [0, 1])
+def test_duplicates_are_summed_before_clipping(column, ord_):
+    X = _duplicated(column)
+    before = (X.data.copy(), X.indices.copy(), X.indptr.copy())
+    Xt, _, _ = _quiet_normalize(X, 1.0, ord_, False)
+    expected, _, _ = _quiet_normalize(X.toarray(), 1.0, ord_, False)  # the dense matrix sums them
+    assert Xt.has_canonical_format and Xt.nnz == 3
+    np.testing.assert_array_equal(Xt.toarray(), expected)
+    assert np.abs(Xt @ np.ones(2)).max() <= np.sqrt(2)  # the product sees the clipped row
+    for a, b in zip(before, (X.data, X.indices, X.indptr)):  # the user's matrix is untouched
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_false_canonical_flag_is_not_trusted():
+    X = _duplicated(0)
+    X.has_canonical_format = True  # scipy's sum_duplicates() would now do nothing
+    Xt, _, _ = _quiet_normalize(X, 1.0, np.inf, False)
+    assert Xt.nnz == 3 and Xt[0, 0] == 1.0
+
+
+def test_explicit_zeros_and_cancelling_duplicates_are_dropped():
+    X = sp.csr_matrix((np.array([2.0, -2.0, 0.0, 3.0]), np.array([0, 0, 1, 1]), np.array([0, 3, 4])), shape=(2, 2))
+    Xt, _, _ = _quiet_normalize(X, 1.0, 2, False)
+    assert Xt.nnz == 1
+    np.testing.assert_array_equal(Xt.toarray(), [[0.0, 0.0], [0.0, 1.0]])
+
+
+@pytest.mark.parametrize("convert", [sp.csr_matrix, sp.csr_array, sp.csc_matrix, sp.csc_array, sp.coo_matrix,
+                                     sp.coo_array, sp.lil_matrix],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("ord_", [2, np.inf])
+def test_every_sparse_format_gives_the_dense_result(convert, ord_):
+    X = X_SMALL * (RNG.random(X_SMALL.shape) < 0.5)
+    Xt, x_norm, _ = _quiet_normalize(convert(X), 1.5, ord_, True)
+    expected, x_norm_dense, _ = _quiet_normalize(X, 1.5, ord_, True)
+    assert isinstance(Xt, sp.csr_matrix) and Xt.dtype == np.float64 and x_norm == x_norm_dense
+    np.testing.assert_allclose(Xt.toarray(), expected, rtol=1e-15, atol=0)
+
+
+def test_int64_indices_and_integer_data_are_accepted():
+    X = sp.csr_matrix((np.array([3, 4], dtype=np.int64), np.array([0, 1], dtype=np.int64),
+                       np.array([0, 2, 2], dtype=np.int64)), shape=(2, 2))
+    Xt, _, _ = _quiet_normalize(X, 1.0, 2, False)
+    np.testing.assert_allclose(Xt.toarray(), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype, sparse", [(np.float16, False), (np.float32, False), (np.float32, True)])
+def test_low_precision_input_is_clipped_in_float64(dtype, sparse):  # scipy.sparse has no float16
+    # float32(1.1) = 1.10000002 > 1.1: clipping in float32 would leave it above the bound.
+    X = np.full((2, 3), 1.1, dtype=dtype)
+    X = sp.csr_matrix(X) if sparse else X
+    Xt, _, _ = _quiet_normalize(X, 1.1, np.inf, False)
+    assert Xt.dtype == np.float64 and np.abs(_dense(Xt)).max() <= 1.0
+    Xt2, _, _ = _quiet_normalize(X, 1.1, 2, False)
+    assert np.linalg.norm(_dense(Xt2), axis=1).max() <= 1.0
+
+
+def test_pandas_sparse_columns_match_dense():
+    X = np.where(np.abs(X_SMALL) > 0.5, X_SMALL, 0.0)
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.1
+    df = pd.DataFrame({f"c{j}": pd.arrays.SparseArray(X[:, j], fill_value=0.0) for j in range(4)})
+    est = dict(epsilon=np.inf, bounds_y=(-4, 4), data_norm=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        np.testing.assert_allclose(DPRidge(**est).fit(df, y).coef_, DPRidge(**est).fit(X, y).coef_, rtol=1e-10)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_non_finite_stored_values_are_rejected(bad):
+    X = sp.csr_matrix(np.array([[1.0, bad], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        normalize_X(X, 1.0, 2, False)
+    overflow = sp.csr_matrix((np.array([1e308, 1e308]), np.array([0, 0]), np.array([0, 2])), shape=(1, 1))
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        normalize_X(overflow, 1.0, np.inf, False)
+
+
+# --------------------------------------------------------------------------- item 8: stable norms
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e-100, 1.0, 1e100, 1e154, 1e200, 1e300])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_clipped_rows_have_norm_one_at_every_scale(scale, sparse):
+    X = X_SMALL * scale
+    X = sp.csr_matrix(X) if sparse else X
+    Xt, _, _ = _quiet_normalize(X, 1e-3 * scale, 2, False)  # every row is clipped
+    norms = np.linalg.norm(_dense(Xt), axis=1)
+    np.testing.assert_allclose(norms, 1.0, rtol=1e-12)
+    assert norms.max() <= 1.0
+    direction = X_SMALL / np.linalg.norm(X_SMALL, axis=1, keepdims=True)
+    np.testing.assert_allclose(_dense(Xt), direction, rtol=1e-12, atol=1e-15)
+
+
+def test_rows_in_bound_are_divided_by_data_norm_at_extreme_bounds():
+    for B in (1e-200, 1e200):
+        X = X_SMALL * B / 10  # rows of norm < B
+        Xt, _, _ = normalize_X(X, B, 2, False)
+        np.testing.assert_allclose(Xt, X_SMALL / 10, rtol=1e-14)
+
+
+def test_huge_entries_are_clipped_not_zeroed():
+    # Issue 8 item 8: DPRidge(epsilon=inf, bounds_y=(-6, 6), data_norm=1).fit(X * 1e160, y).coef_ was [0.].
+    X = X_SMALL[:, :1]
+    y = np.sign(X[:, 0])
+    unit = X / np.abs(X)
+    est = dict(epsilon=np.inf, bounds_y=(-6, 6), data_norm=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        coef = DPRidge(**est).fit(X * 1e160, y).coef_
+        ref = DPRidge(**est).fit(unit, y).coef_
+    assert abs(coef[0]) > 0.1
+    np.testing.assert_allclose(coef, ref, rtol=1e-10)
+
+
+# --------------------------------------------------------------------------- item 9: bounds
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.nan, np.inf, 1e-320, True, "1", None])
+def test_invalid_data_norm_is_rejected(bad):
+    with pytest.raises(ValueError, match="data_norm"):
+        normalize_X(X_SMALL, bad, 2, True)
+    with pytest.raises(ValueError, match="data_norm"):
+        check_bound(bad, "data_norm")
+
+
+@pytest.mark.parametrize("bad", [1, 3, "inf", True, None])
+def test_invalid_data_norm_ord_is_rejected(bad):
+    with pytest.raises(ValueError, match="data_norm_ord"):
+        normalize_X(X_SMALL, 1.0, bad, True)
+
+
+@pytest.mark.parametrize("bad", [(-1.7e308, 1.7e308), (1.0, 1.0), (2.0, 1.0), (np.nan, 1.0), (0.0, np.inf),
+                                 (0.0, 5e-324), (1.0,), "ab", (True, 2.0)])
+def test_invalid_bounds_y_are_rejected(bad):
+    with pytest.raises(ValueError, match="bounds_y"):
+        normalize_y(np.zeros(3), bad)
+
+
+@pytest.mark.parametrize("bounds", [(-8e307, 8e307), (1e308, 1.7e308), (-1e-300, 1e-300), (25, 346)])
+def test_extreme_bounds_y_map_into_the_unit_interval(bounds):
+    low, high = bounds
+    y = np.array([low, high, low / 2 + high / 2, -1.7e308, 1.7e308, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        yt, mid, half = normalize_y(y, bounds)
+    assert np.isfinite([mid, half]).all() and half > 0
+    assert np.isfinite(yt).all() and np.abs(yt).max() <= 1.0
+    assert yt[0] == -1.0 and yt[1] == 1.0 and abs(yt[2]) <= 1e-15
+
+
+def test_nan_targets_are_rejected():
+    with pytest.raises(ValueError, match="NaN"):
+        normalize_y(np.array([0.0, np.nan]), (0, 1))
+
+
+# --------------------------------------------------------------------------- item 12: warnings
+def _clip_everything():
+    normalize_X(X_SMALL * 10, 1.0, 2, True)
+    normalize_y(np.array([-5.0, 5.0]), (0, 1))
+
+
+def test_clipping_warning_names_the_bound_not_a_count():
+    with pytest.warns(ClippingWarning) as rec:
+        _clip_everything()
+    assert len(rec) == 2
+    messages = [str(w.message) for w in rec]
+    assert "some rows of X exceeded data_norm=1" in messages[0]
+    assert "some targets fell outside bounds_y=(0, 1)" in messages[1]
+    for m in messages:
+        assert not re.search(r"\d+ of \d+", m) and "30" not in m
+
+
+def test_clipping_report_emits_one_warning_for_nested_contexts():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with clipping_report():
+            for _ in range(5):
+                with clipping_report():
+                    _clip_everything()
+            assert not rec  # nothing before the outermost context exits
+        with clipping_report():
+            normalize_X(X_SMALL / 100, 1.0, 2, True)  # nothing clipped
+    assert len(rec) == 1 and rec[0].category is ClippingWarning
+    text = str(rec[0].message)
+    assert text.count("rows of X") == 1 and text.count("targets") == 1
+
+
+def test_clipping_report_drops_events_when_the_body_raises():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyError):
+            with clipping_report():
+                _clip_everything()
+                raise KeyError("boom")
+        _clip_everything()  # the report is closed: direct warnings again
+    assert len(rec) == 2
+
+
+def test_clipping_report_is_per_context():
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        with clipping_report():
+            contextvars.Context().run(_clip_everything)  # another thread's / task's context
+            assert len(rec) == 2
+    assert len(rec) == 2
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_extreme_ratio_of_data_to_bound_raises_no_floating_point_warning(sparse):
+    X = X_SMALL * 1e300
+    X = sp.csr_matrix(X) if sparse else X
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.simplefilter("ignore", ClippingWarning)
+        Xt, _, _ = normalize_X(X, 1e-300, 2, False)
+    np.testing.assert_allclose(np.linalg.norm(_dense(Xt), axis=1), 1.0, rtol=1e-12)
+
+
+def test_estimator_rejects_bounds_y_whose_width_overflows():
+    # Issue 8 item 9: bounds_y=(-1.7e308, 1.7e308) gave NaN coefficients.
+    y = np.linspace(-1, 1, X_SMALL.shape[0])
+    for eps in (1.0, np.inf):
+        with pytest.raises(ValueError, match="bounds_y"):
+            DPRidge(epsilon=eps, bounds_y=(-1.7e308, 1.7e308), random_state=0).fit(X_SMALL, y)
