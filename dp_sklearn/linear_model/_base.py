@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
 
-from .._data import Problem, normalize_X
+from .._data import Problem, clipping_report, normalize_X
 from .._exact import minimize
 from .._sets import Unconstrained, bounded_domain
 from ..ledger import PrivacyLedger
@@ -162,6 +162,10 @@ class _DPLinearBase(BaseEstimator):
         self : object
             The fitted estimator.
         """
+        with clipping_report():  # at most one ClippingWarning per fit, without counts
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         self._check_model_params()
         X, y = self._validate_X_y(X, y, **self._y_validation)
         spec = self._check_solver(X.shape[0])
