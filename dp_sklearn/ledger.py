@@ -110,7 +110,7 @@ class PrivacyLedger:
     :meth:`check` composes the recorded events, the outstanding reservations and
     the new release and appends a reservation under one exclusive ``fcntl.flock``
     (local file systems), so concurrent processes cannot both slip under the cap.
-    Each line is parsed against a closed JSON schema (:mod:`dp_sklearn._event_json`):
+    Each line is parsed against a closed JSON schema (``dp_sklearn._event_json``):
     anything else raises ``ValueError`` naming file and line, and nothing in a store
     is executed, imported or unpickled. A handle parses only the bytes appended
     since it last read and keeps the running composition. The store holds events,
@@ -349,7 +349,7 @@ class PrivacyLedger:
 
     @property
     def records(self):
-        """list of :class:`LedgerRecord`: the recorded releases, oldest first."""
+        """list of ``LedgerRecord``: the recorded releases, oldest first."""
         with self._locked(write=False) as (_, store):
             return list(store.records)
 

@@ -75,7 +75,7 @@ class DPStandardScaler(_DPTransformerBase):
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
         The search is log-uniform in ``|x|`` above ``1e-9 max(|low|, |high|)``
-        (base measure of :func:`~dp_sklearn._private_stats.exponential_quantiles`,
+        (base measure of ``dp_sklearn._private_stats.exponential_quantiles``,
         ``unit``), so its width costs little; the quantile mechanism still
         needs roughly ``epsilon_q q n_samples / 4 > 3``, with ``epsilon_q``
         the per-quantile budget (``bounds_share`` of it over
@@ -121,7 +121,8 @@ class DPStandardScaler(_DPTransformerBase):
     epsilon_, delta_ : float
         The guarantee of the fit (the ledger composes ``dp_event_`` within it).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     n_samples_seen_ : int
         Number of samples (public).
@@ -129,15 +130,15 @@ class DPStandardScaler(_DPTransformerBase):
     See Also
     --------
     DPMinMaxScaler : private min-max scaling.
-    dp_sklearn.pipeline.make_private_pipeline : one budget for a whole pipeline.
+    dp_sklearn.make_private_pipeline : one budget for a whole pipeline.
 
     Notes
     -----
-    Mechanisms: the range by :func:`dp_sklearn._private_stats.exponential_quantiles`
+    Mechanisms: the range by ``exponential_quantiles``
     (Smith 2011; Gillenwater, Joseph & Kulesza 2021), the moments by
-    :func:`dp_sklearn._private_stats.private_moments` (Gaussian or Laplace
+    ``private_moments`` (Gaussian or Laplace
     mechanism; per-feature sensitivity of the mean ``(upper - lower) / n``).
-    The calibration is :func:`dp_sklearn._private_stats.plan_statistics`.
+    The calibration is ``plan_statistics`` (all in ``dp_sklearn._private_stats``).
 
     Budget: with public ``bounds`` the mean gets 80% and the second moment 20%
     of ``1 / z^2`` (one analytic Gaussian overall); with ``bounds=None`` the
@@ -255,6 +256,7 @@ class DPStandardScaler(_DPTransformerBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Standardized data.
         copy : None
             Ignored.
 
@@ -308,10 +310,15 @@ class DPMinMaxScaler(_DPTransformerBase):
     output_norm_ : float
         ``||output_bound_||_2``.
     dp_event_ : dp_accounting.DpEvent
+        Everything the fit released.
     epsilon_, delta_ : float
+        The guarantee of the fit.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Defined only when X has string feature names.
     n_samples_seen_ : int
+        Number of samples (public).
 
     See Also
     --------
@@ -323,6 +330,17 @@ class DPMinMaxScaler(_DPTransformerBase):
        convergence rates", STOC 2011.
     .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private
        quantiles", ICML 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_sklearn.preprocessing import DPMinMaxScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 2))
+    >>> sc = DPMinMaxScaler(epsilon=1.0, bounds=(0, 10), random_state=0).fit(X)
+    >>> np.round(sc.data_min_, 1), np.round(sc.data_max_, 1)
+    (array([0.1, 0.1]), array([9.9, 9.9]))
+    >>> float(sc.transform(X).min()), float(sc.transform(X).max())
+    (0.0, 1.0)
     """
 
     _parameter_constraints: dict = {
@@ -370,6 +388,7 @@ class DPMinMaxScaler(_DPTransformerBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Data to transform.
 
         Returns
         -------
@@ -385,6 +404,7 @@ class DPMinMaxScaler(_DPTransformerBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Scaled data.
 
         Returns
         -------
