@@ -28,7 +28,7 @@ delta : float
 
 See Also
 --------
-budget_split : returns one per DP step.
+dp_sklearn.budget_split : returns one per DP step.
 
 Examples
 --------

@@ -99,7 +99,7 @@ def sample_repetitions(rng, mean, shape):
 
     See Also
     --------
-    DPGridSearchCV : the search that draws K with it.
+    dp_sklearn.DPGridSearchCV : the search that draws K with it.
 
     References
     ----------

@@ -244,7 +244,7 @@ class DPGridSearchCV(_BaseDPSearch):
     See Also
     --------
     sklearn.model_selection.GridSearchCV : the non-private search it replaces.
-    sample_repetitions : draws the hidden number of runs K.
+    dp_sklearn.model_selection.sample_repetitions : draws the hidden number of runs K.
     dp_sklearn.PrivacyLedger : caps what many searches spend together.
 
     References
