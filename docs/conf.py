@@ -114,6 +114,7 @@ if not intersphinx_mapping:
         (r"std:term", r".*"),
         (r"std:ref", r"metadata_routing|.*_user_guide|.*_routing"),
         (r"std:ref", r"df_output_transform|sphx_glr_auto_examples_miscellaneous_.*"),
+        (r"std:ref", r"r2_score|accuracy_score"),
     ]
 
 # -- Sphinx-Gallery ----------------------------------------------------------------------
