@@ -34,7 +34,27 @@ _SHRINK = 1.0 + 2.0**-50  # pushes a row whose computed norm is 1 + O(ulp) back 
 
 
 class ClippingWarning(UserWarning):
-    """Some records exceeded the public bounds and were clipped (see ``docs/privacy.md``)."""
+    """Some records exceeded the public bounds and were clipped (see ``docs/privacy.md``).
+
+    Emitted at most once per fit, with no count: the guarantee holds, but the model
+    fits the clipped data. Raise the public bound only from public knowledge.
+
+    See Also
+    --------
+    dp_sklearn.DPRidge : its ``data_norm`` and ``bounds_y`` are such bounds.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from dp_sklearn import ClippingWarning, DPRidge
+    >>> X, y = np.array([[3.0, 0.0], [0.0, 0.5], [0.5, 0.5]]), np.array([1.0, 2.0, 3.0])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = DPRidge(data_norm=1.0, bounds_y=(0, 4), random_state=0).fit(X, y)
+    >>> [w.category.__name__ for w in caught]
+    ['ClippingWarning']
+    """
 
 
 @dataclass
