@@ -25,7 +25,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
     _y_validation = {"y_numeric": True, "multi_output": False}
 
     def _check_model_params(self):
-        if self.bounds_y is None:
+        if self.bounds_y is None or (isinstance(self.bounds_y, str) and self.bounds_y == "auto"):
             return
         try:
             low, high = (float(v) for v in self.bounds_y)
@@ -50,22 +50,27 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
             warnings.warn("bounds_y was not set: assuming targets in [-1, 1]. Pass the public range of y "
                           "as bounds_y=(low, high).", UserWarning, stacklevel=4)
             self.bounds_y_ = (-1.0, 1.0)
-        else:
+        elif not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
         return y, SquaredLoss()
 
+    def _auto_estimates(self):
+        auto_y = isinstance(self.bounds_y, str)
+        return ("bounds_y",) * auto_y + super()._auto_estimates()
+
     def _prior_events(self):
-        event = private_center_event(self.epsilon) if self.fit_intercept else None
+        event = private_center_event(self._model_epsilon()) if self.fit_intercept else None
         return () if event is None else (event,)
 
     def _solver_epsilon(self):
-        return (1.0 - Y_CENTER_SHARE) * float(self.epsilon) if self._prior_events() else float(self.epsilon)
+        eps = self._model_epsilon()
+        return (1.0 - Y_CENTER_SHARE) * eps if self._prior_events() else eps
 
     def _transform_targets(self, y, rng):
         bounds = self.bounds_y_
         if self.fit_intercept:
             # epsilon = inf: the exact mean, the limit of the private one (same objective).
-            bounds = private_center(y, bounds, self.epsilon, rng)
+            bounds = private_center(y, bounds, self._model_epsilon(), rng)
         y_t, mid, half = normalize_y(y, bounds)
         return y_t, (mid, half)
 
@@ -100,7 +105,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         return tags
 
 
-REGRESSION_CONSTRAINTS = {**PRIVACY_CONSTRAINTS, "bounds_y": ["array-like", None]}
+REGRESSION_CONSTRAINTS = {**PRIVACY_CONSTRAINTS, "bounds_y": ["array-like", StrOptions({"auto"}), None]}
 
 
 class DPRidge(_DPRegressorBase):
