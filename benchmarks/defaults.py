@@ -112,6 +112,8 @@ def configs():
                  pipeline_on("logistic", bc)))
     rows.append(("ridge", "raw: DPStandardScaler(0.5, bound 4 documented std) + DPRidge(1.5, bounds_y='auto'), cap 2.0",
                  pipeline_on("ridge", (-FOUR_SD, FOUR_SD))))
+    rows.append(("ridge", "raw: DPStandardScaler(0.5, bound 4 documented std) + DPRidge(1.5, bounds_y='auto', "
+                 "data_norm='auto'), cap 2.0", pipeline_on("ridge", (-FOUR_SD, FOUR_SD), data_norm="auto")))
     rows.append(("ridge", "raw: DPStandardScaler(0.5, bounds=None) + DPRidge(1.5, bounds_y='auto'), cap 2.0",
                  pipeline_on("ridge", None)))
     return rows
