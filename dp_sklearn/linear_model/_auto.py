@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .._private_stats import exponential_quantiles, quantile_epsilon, search_unit
 
-__all__ = ["AUTO_SHARE", "DATA_NORM_QUANTILE", "DATA_NORM_SEARCH", "BOUNDS_Y_SEARCH", "MAD_WIDTH", "auto_event",
+__all__ = ["AUTO_SHARE", "DATA_NORM_QUANTILE", "DATA_NORM_SEARCH", "BOUNDS_Y_SEARCH", "MAD_WIDTH", "MEDIAN_SPLIT", "auto_event",
            "private_data_norm", "private_bounds_y"]
 
 #: share of the fit's epsilon spent on each "auto" estimate
@@ -40,6 +40,9 @@ DATA_NORM_SEARCH = (1e-6, 1e6)
 BOUNDS_Y_SEARCH = (-1e6, 1e6)
 #: bounds_y="auto" is the private median +- this many private MADs
 MAD_WIDTH = 4.0
+#: share of the bounds_y budget spent on the median (the MAD is easier: |y - m| spans
+#: many log-units of the base measure, y itself few when it is far from 0)
+MEDIAN_SPLIT = 0.75
 
 
 def auto_event(epsilon, name):
@@ -110,11 +113,15 @@ def private_bounds_y(y, epsilon, rng):
     """``bounds_y="auto"``: ``median +- MAD_WIDTH * MAD`` of y, both private medians.
 
     Two exponential-mechanism medians (:func:`dp_sklearn._private_stats.exponential_quantiles`,
-    half the estimate's budget each, log-uniform base measure over ``BOUNDS_Y_SEARCH``):
+    ``MEDIAN_SPLIT`` = 3/4 and 1/4 of the estimate's budget, basic composition,
+    log-uniform base measure over ``BOUNDS_Y_SEARCH``):
     the median ``m`` of y, then the median of ``|y - m|`` (the MAD; ``m`` is a release, so
     this is an adaptive composition and the second utility still has replace-one
     sensitivity 1). Medians sit n/2 ranks from both ends of the data, so they stay inside
-    it at much smaller ``epsilon n`` than quartiles. ``MAD_WIDTH = 4`` gives about
+    it at much smaller ``epsilon n`` than quartiles. The base measure is log-uniform in
+    ``|y|``: targets far from 0 with a small relative spread (e.g. y in [5025, 5346])
+    need a larger ``epsilon n`` (about 90 at this share) than targets spread over a
+    decade (about 40); pass a public ``bounds_y`` when it is known. ``MAD_WIDTH = 4`` gives about
     +-2.7 standard deviations for normal data (Tukey's fences).
 
     Parameters
@@ -137,10 +144,10 @@ def private_bounds_y(y, epsilon, rng):
         m = float(np.median(y))
         mad = float(np.median(np.abs(y - m)))
     else:
-        eps0, _ = auto_event(epsilon, "bounds_y")
+        eps = AUTO_SHARE["bounds_y"] * float(epsilon)
         unit = search_unit(BOUNDS_Y_SEARCH)
-        m = float(exponential_quantiles(y, 0.5, eps0, rng, lower=lo_s, upper=hi_s, unit=unit)[0])
-        mad = float(exponential_quantiles(np.abs(y - m), 0.5, eps0, rng, lower=0.0, upper=hi_s - lo_s,
-                                          unit=unit)[0])
+        m = float(exponential_quantiles(y, 0.5, MEDIAN_SPLIT * eps, rng, lower=lo_s, upper=hi_s, unit=unit)[0])
+        mad = float(exponential_quantiles(np.abs(y - m), 0.5, (1.0 - MEDIAN_SPLIT) * eps, rng, lower=0.0,
+                                          upper=hi_s - lo_s, unit=unit)[0])
     half = max(MAD_WIDTH * mad, search_unit(BOUNDS_Y_SEARCH))
     return m - half, m + half

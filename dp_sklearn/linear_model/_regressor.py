@@ -45,8 +45,9 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
 
     def _encode_targets(self, y):
         if self.bounds_y is None:
-            warnings.warn("bounds_y was not set: assuming targets in [-1, 1]. Pass the public range of y "
-                          "as bounds_y=(low, high).", UserWarning, stacklevel=4)
+            warnings.warn("bounds_y=None: assuming targets in [-1, 1] (targets outside are clipped, so the "
+                          "model cannot predict outside it). Pass the public range of y as bounds_y=(low, high), "
+                          "or bounds_y='auto' (the default) to estimate it privately.", UserWarning, stacklevel=4)
             self.bounds_y_ = (-1.0, 1.0)
         elif not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
