@@ -186,7 +186,7 @@ def _plot(path, results, epsilons):
             means = [row[e].mean() for e in xs]
             stds = [row[e].std() for e in xs]
             ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=row["label"])
-        styles = iter(["--", ":", "-."])
+        styles = iter(["--", ":", "-.", (0, (1, 3))])
         for name, value in baselines.items():
             ax.axhline(value, color="k", linestyle=next(styles), linewidth=1, label=name)
         ax.set_xscale("log")
