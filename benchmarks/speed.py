@@ -401,3 +401,93 @@ def _plot(ctx, results, ns):
     fig.savefig(ctx.results_dir / fname, dpi=110)
     plt.close(fig)
     return fname
+
+
+# --------------------------------------------------------------------------- per-step cost (issue 11)
+STEP_SOLVERS = (
+    ("noisy_gd", "squared", "none"), ("noisy_gd", "logistic", "none"),
+    ("mirror_descent", "squared", "l1"), ("mirror_descent", "squared", "l2"),
+    ("frank_wolfe", "squared", "l1"), ("frank_wolfe_gaussian", "squared", "l2"),
+    ("ight", "squared", "l0"),
+)
+
+
+def step_problem(X, y, loss_name, data_norm):
+    """The normalized :class:`Problem` and its :class:`PublicProblem` an estimator would build."""
+    from dp_sklearn._data import Problem, normalize_X
+    from dp_sklearn._losses import LogisticLoss, SquaredLoss
+    from dp_sklearn.solvers._base import PublicProblem
+
+    Xt, x_norm, x_inf = normalize_X(X, data_norm, 2, True)
+    loss = SquaredLoss() if loss_name == "squared" else LogisticLoss()
+    yt = np.clip(y / 4.0, -1, 1) if loss_name == "squared" else np.where(y > 0, 1.0, -1.0)
+    if sp.issparse(Xt):
+        row_norms = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
+    else:
+        row_norms = np.linalg.norm(Xt, axis=1)
+    l2_reg = 1e-3
+    public = PublicProblem(Xt.shape[0], Xt.shape[1], x_norm, x_inf, loss, l2_reg)
+    return Problem(Xt, yt, loss, x_norm, x_inf, row_norms, l2_reg), public
+
+
+def step_constraint(name, public):
+    from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained
+
+    return {"none": Unconstrained(), "l1": L1Ball(1.0), "l2": L2Ball(1.0),
+            "l0": L0Set(max(1, public.dim // 10), n_free=1)}[name]
+
+
+def step_cost(solver, problem, public, constraint, t_pair=(3, 13), repeats=3):
+    """Marginal seconds per step of ``run_<solver>``: (t(T2) - t(T1)) / (T2 - T1), min over repeats."""
+    import importlib
+
+    mod = importlib.import_module(f"dp_sklearn.solvers._{solver}")
+    plan_f, run_f = getattr(mod, f"plan_{solver}"), getattr(mod, f"run_{solver}")
+    kw = {} if solver == "frank_wolfe" else {"l2_reg": public.l2_reg}
+    if solver == "noisy_gd":
+        kw = {"l2_reg": public.l2_reg}
+    times = []
+    for T in t_pair:
+        plan = plan_f(public, constraint, epsilon=1.0, delta=1e-6, max_iter=T, **kw)
+        best = np.inf
+        for _ in range(repeats):
+            rng = np.random.default_rng(0)
+            t0 = time.perf_counter()
+            run_f(problem, plan, rng)
+            best = min(best, time.perf_counter() - t0)
+        times.append(best)
+    return max(times[1] - times[0], 0.0) / (t_pair[1] - t_pair[0])
+
+
+def step_table(datasets, solvers=STEP_SOLVERS, t_pair=(3, 13)):
+    """Rows (data, solver, loss, set, ms/step, ratio to one X^T (X w)) on one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    rows = []
+    with threadpool_limits(1):
+        for label, X, y, data_norm in datasets:
+            for solver, loss_name, cname in solvers:
+                problem, public = step_problem(X, y, loss_name, data_norm)
+                mv = _matvec_time(problem.X)
+                c = step_cost(solver, problem, public, step_constraint(cname, public), t_pair)
+                rows.append((label, solver, loss_name, cname, 1e3 * c, c / mv))
+                print(f"{label:24s} {solver:22s} {loss_name:9s} {cname:5s} {1e3 * c:8.2f} ms/step "
+                      f"{c / mv:6.2f}x X^T(Xw) ({1e3 * mv:.2f} ms)", flush=True)
+    return rows
+
+
+def step_datasets(n_dense=100_000, p_dense=100, sparse_shape=(20_000, 50_000), density=0.005):
+    """Dense N(0, 1) n x p and random CSR at ``density`` (the issue's per-step configurations)."""
+    rng = np.random.default_rng(0)
+    Xd, yd = D.dense_regression(n_dense, p_dense, rng)
+    Xs = sp.random(*sparse_shape, density=density, format="csr", random_state=1, dtype=np.float64)
+    ys = np.asarray(Xs.sum(axis=1)).ravel() + rng.standard_normal(sparse_shape[0])
+    return [(f"dense {n_dense}x{p_dense}", Xd, yd, float(np.sqrt(p_dense))),
+            (f"csr {sparse_shape[0]}x{sparse_shape[1]}@{density}", Xs, ys, float(np.sqrt(density * sparse_shape[1])))]
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["steps"]:
+        step_table(step_datasets())
