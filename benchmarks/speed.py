@@ -230,7 +230,36 @@ def run(ctx):
         with open(ctx.results_dir / "speed.md", "a") as f:
             f.write(f"\n![fit-time ratio vs n]({png})\n")
     (ctx.results_dir / "speed.json").write_text(json.dumps(results, indent=1, default=float))
+    steps_md = step_report(quick)
+    with open(ctx.results_dir / "speed.md", "a") as f:
+        f.write("\n" + steps_md)
     return results
+
+
+def step_report(quick):
+    """Markdown: per-step cost of every iterative solver, Gram formation, default fits vs scikit-learn."""
+    if quick:
+        rows = step_table(step_datasets(20_000, 100, (5_000, 20_000), 0.005))
+        fits = fit_table(100_000, mem=True)
+    else:
+        rows = step_table(step_datasets())
+        fits = fit_table(1_000_000, mem=True)
+    out = ["### Per-step cost (issue 11, item 1)", "",
+           "Marginal time per step of `run_<solver>` (min over repeats of t(T=13) - t(T=3), / 10) divided by "
+           "one `X.T @ (X @ w)` on the same normalized data, one BLAS thread. `gram` rows: the one-off "
+           "formation of X^T X (in units of one product); a Gram-path step then costs O(p^2).", "",
+           md_table(["data", "solver", "loss", "set", "ms / step", "ratio"],
+                    [[r[0], r[1], r[2], r[3], fmt(r[4]), fmt(r[5])] for r in rows]), "",
+           "### Default fits vs scikit-learn (issue 11, acceptance)", "",
+           "fixed = fit with max_iter=1 (validation, normalization, plan); step = marginal cost of one step; "
+           "fit = default fit (measured, or predicted as fixed + (T - 1) step when marked *); peak = tracemalloc "
+           "peak of a 3-step fit / X.nbytes.", "",
+           md_table(["estimator", "solver", "T", "sklearn s", "fixed s", "step s", "step / X^T(Xw)", "fit s",
+                     "ratio", "peak / X"],
+                    [[r["estimator"], r["solver"], r["T"], fmt(r["sk"]), fmt(r["fixed"]), fmt(r["step"]),
+                      fmt(r["step_ratio"]), fmt(r["fit"]) + ("" if r["measured"] else "*"), fmt(r["ratio"]),
+                      fmt(r["peak_over_X"])] for r in fits])]
+    return "\n".join(out) + "\n"
 
 
 def _ratio(a, b):
@@ -401,3 +430,193 @@ def _plot(ctx, results, ns):
     fig.savefig(ctx.results_dir / fname, dpi=110)
     plt.close(fig)
     return fname
+
+
+# --------------------------------------------------------------------------- per-step cost (issue 11)
+STEP_SOLVERS = (
+    ("noisy_gd", "squared", "none"), ("noisy_gd", "logistic", "none"),
+    ("mirror_descent", "squared", "l1"), ("mirror_descent", "squared", "l2"),
+    ("frank_wolfe", "squared", "l1"), ("frank_wolfe_gaussian", "squared", "l2"),
+    ("ight", "squared", "l0"),
+)
+
+
+def step_problem(X, y, loss_name, data_norm):
+    """The normalized :class:`Problem` and its :class:`PublicProblem` an estimator would build."""
+    from dp_sklearn._data import Problem, normalize_X
+    from dp_sklearn._losses import LogisticLoss, SquaredLoss
+    from dp_sklearn.solvers._base import PublicProblem
+
+    Xt, x_norm, x_inf = normalize_X(X, data_norm, 2, True)
+    loss = SquaredLoss() if loss_name == "squared" else LogisticLoss()
+    yt = np.clip(y / 4.0, -1, 1) if loss_name == "squared" else np.where(y > 0, 1.0, -1.0)
+    if sp.issparse(Xt):
+        row_norms = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
+    else:
+        row_norms = np.linalg.norm(Xt, axis=1)
+    l2_reg = 1e-3
+    public = PublicProblem(Xt.shape[0], Xt.shape[1], x_norm, x_inf, loss, l2_reg)
+    return Problem(Xt, yt, loss, x_norm, x_inf, row_norms, l2_reg), public
+
+
+def step_constraint(name, public):
+    from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained
+
+    return {"none": Unconstrained(), "l1": L1Ball(1.0), "l2": L2Ball(1.0),
+            "l0": L0Set(max(1, public.dim // 10), n_free=1)}[name]
+
+
+def step_cost(solver, problem, public, constraint, t_pair=(3, 13), repeats=3):
+    """Marginal seconds per step of ``run_<solver>``: (t(T2) - t(T1)) / (T2 - T1), min over repeats."""
+    import importlib
+
+    mod = importlib.import_module(f"dp_sklearn.solvers._{solver}")
+    plan_f, run_f = getattr(mod, f"plan_{solver}"), getattr(mod, f"run_{solver}")
+    kw = {} if solver == "frank_wolfe" else {"l2_reg": public.l2_reg}
+    if solver == "noisy_gd":
+        kw = {"l2_reg": public.l2_reg}
+    times = []
+    for T in t_pair:
+        plan = plan_f(public, constraint, epsilon=1.0, delta=1e-6, max_iter=T, **kw)
+        best = np.inf
+        for _ in range(repeats):
+            rng = np.random.default_rng(0)
+            t0 = time.perf_counter()
+            run_f(problem, plan, rng)
+            best = min(best, time.perf_counter() - t0)
+        times.append(best)
+    return max(times[1] - times[0], 0.0) / (t_pair[1] - t_pair[0])
+
+
+def step_table(datasets, solvers=STEP_SOLVERS, t_pair=(3, 13)):
+    """Rows (data, solver, loss, set, ms/step, ratio to one X^T (X w)) on one BLAS thread."""
+    from threadpoolctl import threadpool_limits
+
+    rows = []
+    with threadpool_limits(1):
+        for label, X, y, data_norm in datasets:
+            for solver, loss_name, cname in solvers:
+                problem, public = step_problem(X, y, loss_name, data_norm)
+                mv = _matvec_time(problem.X)
+                c = step_cost(solver, problem, public, step_constraint(cname, public), t_pair)
+                rows.append((label, solver, loss_name, cname, 1e3 * c, c / mv))
+                print(f"{label:24s} {solver:22s} {loss_name:9s} {cname:5s} {1e3 * c:8.2f} ms/step "
+                      f"{c / mv:6.2f}x X^T(Xw) ({1e3 * mv:.2f} ms)", flush=True)
+            if problem.X.shape[1] <= 2000:
+                from dp_sklearn._gram import GramGradient
+
+                t0 = time.perf_counter()
+                GramGradient(problem.X, problem.y)
+                c = time.perf_counter() - t0
+                rows.append((label, "gram", "squared", "-", 1e3 * c, c / mv))
+                print(f"{label:24s} gram formation {1e3 * c:8.2f} ms = {c / mv:6.2f}x X^T(Xw)", flush=True)
+    return rows
+
+
+def step_datasets(n_dense=100_000, p_dense=100, sparse_shape=(20_000, 50_000), density=0.005):
+    """Dense N(0, 1) n x p and random CSR at ``density`` (the issue's per-step configurations)."""
+    rng = np.random.default_rng(0)
+    Xd, yd = D.dense_regression(n_dense, p_dense, rng)
+    Xs = sp.random(*sparse_shape, density=density, format="csr", random_state=1, dtype=np.float64)
+    ys = np.asarray(Xs.sum(axis=1)).ravel() + rng.standard_normal(sparse_shape[0])
+    return [(f"dense {n_dense}x{p_dense}", Xd, yd, float(np.sqrt(p_dense))),
+            (f"csr {sparse_shape[0]}x{sparse_shape[1]}@{density}", Xs, ys, float(np.sqrt(density * sparse_shape[1])))]
+
+
+_STEP_SET = {"noisy_gd": "none", "frank_wolfe": "l1", "ight": "l0"}
+
+
+def _default_estimators(n):
+    from sklearn.linear_model import Lasso, LogisticRegression, Ridge
+
+    from dp_sklearn import DPLasso, DPLogisticRegression, DPRidge
+
+    kw = {"epsilon": 1.0, "delta": 1.0 / n, "random_state": 0, "data_norm": float(np.sqrt(100))}
+    return [
+        ("DPRidge", "regression", lambda **o: DPRidge(bounds_y=(-4.0, 4.0), **kw, **o), lambda: Ridge(alpha=1.0)),
+        ("DPLasso", "regression", lambda **o: DPLasso(bounds_y=(-4.0, 4.0), **kw, **o), lambda: Lasso(alpha=0.01)),
+        ("DPLogisticRegression", "binary", lambda **o: DPLogisticRegression(**kw, **o),
+         lambda: LogisticRegression(C=1.0, max_iter=1000)),
+    ]
+
+
+def _one_fit(make, X, y):
+    with warnings.catch_warnings():
+        setup_warnings()
+        t0 = time.perf_counter()
+        est = make().fit(X, y)
+        return time.perf_counter() - t0, est
+
+
+def fit_table(n=1_000_000, p=100, full_fit_cut=120.0, mem=True):
+    """Default fits vs scikit-learn on dense N(0, 1) n x p, one BLAS thread.
+
+    For each estimator: the scikit-learn time, the DP default T (``n_iter_`` of a fit
+    with ``max_iter`` 1 vs the default plan), the fixed cost ``t(T=1)`` (validation,
+    normalization, plan), the marginal cost per step of the solver's run on the same
+    data (:func:`step_cost`), the
+    whole default fit (measured when predicted under ``full_fit_cut`` seconds, else
+    predicted as ``t(1) + (T - 1) step``) and the peak traced memory / X.nbytes.
+    """
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    X, y_reg = D.dense_regression(n, p, rng)
+    y_bin = (y_reg > 0).astype(int)
+    rows = []
+    with threadpool_limits(1):
+        mv = _matvec_time(X)
+        for name, task, make_dp, make_sk in _default_estimators(n):
+            y = y_reg if task == "regression" else y_bin
+            t_sk, _ = _one_fit(make_sk, X, y)
+            t1, e1 = _one_fit(lambda: make_dp(max_iter=1), X, y)
+            loss_name = "squared" if task == "regression" else "logistic"
+            problem, public = step_problem(X, y, loss_name, float(np.sqrt(p)))
+            cname = _STEP_SET.get(e1.solver_, "l2")
+            cons = step_constraint(cname, public)
+            step = step_cost(e1.solver_, problem, public, cons, (2, 7), repeats=2)
+            if step < 0.2 * mv:  # an O(p^2) Gram-path step: resolve it over many steps
+                step = step_cost(e1.solver_, problem, public, cons, (2, 502), repeats=2)
+            del problem
+            T = _default_T(make_dp(), X, y)
+            pred = t1 + (T - 1) * step
+            measured = pred <= full_fit_cut
+            t_full = _one_fit(make_dp, X, y)[0] if measured else pred
+            peak = _peak_mem(lambda: make_dp(max_iter=3), X, y) / X.nbytes if mem else float("nan")
+            row = dict(estimator=name, solver=e1.solver_, T=T, sk=t_sk,
+                       fixed=t1, step=step, step_ratio=step / mv, fit=t_full, measured=measured,
+                       ratio=t_full / t_sk, peak_over_X=peak)
+            rows.append(row)
+            print(json.dumps(row, default=float), flush=True)
+    print(f"one X^T (X w): {1e3 * mv:.1f} ms; X.nbytes = {X.nbytes / 1e6:.0f} MB", flush=True)
+    return rows
+
+
+def _default_T(est, X, y):
+    """T of ``est``'s default plan: a fit whose solver run is stubbed out (plans use public values only)."""
+    from dp_sklearn.linear_model._base import _DPLinearBase
+
+    captured = {}
+    real_run = _DPLinearBase._run
+
+    def fake_run(self, spec, problem, constraint, plan, kwargs, rng):
+        captured["T"] = plan.n_iter if plan is not None else 1
+        return np.zeros(problem.dim), captured["T"]
+
+    _DPLinearBase._run = fake_run
+    try:
+        with warnings.catch_warnings():
+            setup_warnings()
+            est.set_params(max_iter=None).fit(X, y)
+    finally:
+        _DPLinearBase._run = real_run
+    return captured.get("T", -1)
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["steps"]:
+        step_table(step_datasets())
+    if sys.argv[1:2] == ["fits"]:
+        fit_table(int(float(sys.argv[2])) if len(sys.argv) > 2 else 1_000_000)

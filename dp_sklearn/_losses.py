@@ -47,17 +47,25 @@ class _GLMLoss:
         d = self.dphi(self.margins(X, theta), y)
         return np.abs(d) if d.ndim == 1 else np.linalg.norm(d, axis=1)
 
+    def dphi_inplace(self, z, y):
+        """phi'(z, y), overwriting the margins ``z`` where the loss allows (same values as :meth:`dphi`)."""
+        return self.dphi(z, y)
+
     def clipped_gradient_sum(self, X, y, theta, row_norms, clip_norm):
         """sum_i clip(grad l(theta; x_i, y_i), clip_norm), without forming per-example gradients.
 
         The per-example gradient is phi'_i x_i (an outer product for multinomial), whose
-        l2 (Frobenius) norm is ||phi'_i|| * ||x_i||; clipping rescales phi'_i.
+        l2 (Frobenius) norm is ||phi'_i|| * ||x_i||; clipping rescales phi'_i by
+        ``min(1, clip_norm / (||phi'_i|| ||x_i||))``. Besides the two products, one
+        step allocates one n-sized buffer (the margins are overwritten in place).
         """
-        d = self.dphi(self.margins(X, theta), y)
-        dn = np.abs(d) if d.ndim == 1 else np.linalg.norm(d, axis=1)
-        norms = dn * row_norms
-        scale = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
-        d = d * scale if d.ndim == 1 else d * scale[:, None]
+        d = self.dphi_inplace(self.margins(X, theta), y)
+        scale = np.abs(d) if d.ndim == 1 else np.linalg.norm(d, axis=1)
+        scale *= row_norms
+        np.maximum(scale, 1e-300, out=scale)
+        np.divide(clip_norm, scale, out=scale)
+        np.minimum(scale, 1.0, out=scale)
+        d *= scale if d.ndim == 1 else scale[:, None]
         return np.asarray(X.T @ d).ravel()
 
     def hessian_vector(self, X, y, theta, v):
@@ -81,6 +89,10 @@ class SquaredLoss(_GLMLoss):
     def dphi(self, z, y):
         return z - y
 
+    def dphi_inplace(self, z, y):
+        z -= y
+        return z
+
     def d2phi_times(self, z, y, v):
         return v
 
@@ -100,6 +112,15 @@ class LogisticLoss(_GLMLoss):
 
     def dphi(self, z, y):
         return -y * expit(-y * z)
+
+    def dphi_inplace(self, z, y):
+        # -y expit(-y z) with the same rounding ((-a) b == -(a b) exactly in IEEE arithmetic)
+        z *= y
+        np.negative(z, out=z)
+        expit(z, out=z)
+        z *= y
+        np.negative(z, out=z)
+        return z
 
     def d2phi_times(self, z, y, v):
         s = expit(z)

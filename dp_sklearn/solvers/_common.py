@@ -4,6 +4,8 @@
 * :func:`gaussian_steps_plan` -- the calibration of T adaptive Gaussian releases
   (tight: exact Gaussian composition; paper: the paper's multiplier, never below the
   tight one), with its ``dp_accounting`` event;
+* :func:`clipped_sum_source` -- the Gram matrix of the squared loss when no record
+  can be clipped (one pass, then O(dim^2) per step), built once per fit;
 * :func:`noisy_clipped_gradient` -- one noisy clipped-gradient step (full batch or a
   Poisson sample);
 * :func:`check_gaussian_delta` -- the ``delta > 0`` requirement of Gaussian noise.
@@ -15,10 +17,11 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import composed_gaussian_noise_multiplier
+from .._gram import GramGradient, gram_applies
 from ._base import SOLVERS
 
 __all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient",
-           "check_gaussian_delta"]
+           "clipped_sum_source", "check_gaussian_delta"]
 
 #: default clip norm as a fraction of the public row bound x_norm
 CLIP_FRACTION = 0.5
@@ -71,22 +74,48 @@ def gaussian_steps_plan(epsilon, delta, T, accounting="tight", paper_multiplier=
     return z, dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), int(T)), float(epsilon)
 
 
-def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0, sampling_rate=1.0):
+def clipped_sum_source(problem, constraint, clip_norm, sampling_rate=1.0):
+    """The fit's source of clipped gradient sums: the Gram matrix when exact, else ``None``.
+
+    Returns a :class:`dp_sklearn._gram.GramGradient` (formed once, one pass over X)
+    when the full-batch clipped sum provably equals ``G theta - X^T y`` for every
+    feasible theta (:func:`dp_sklearn._gram.gram_applies`, a test on public values
+    only: squared loss, bounded feasible set, ``clip_norm >= (M + 1) x_norm``, small
+    dim); ``None`` otherwise, and for Poisson-sampled steps. Either way
+    :func:`noisy_clipped_gradient` releases the same quantity.
+    """
+    if sampling_rate < 1.0 or not gram_applies(problem, constraint, clip_norm):
+        return None
+    return GramGradient(problem.X, problem.y)
+
+
+def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0, sampling_rate=1.0, gram=None):
     """(sum_i clip(grad l(theta; x_i, y_i), C) + N(0, sigma^2 I)) / (q n) + l2_reg theta.
 
     The clipped sum has l2 sensitivity 2C under replace-one neighbours. With
     ``sampling_rate = q < 1`` the sum runs over a Poisson sample (each record enters
     independently with probability q) and is divided by the public expected batch
-    size q n, so the step stays a post-processing of the noisy sum.
+    size q n, so the step stays a post-processing of the noisy sum. ``gram`` (from
+    :func:`clipped_sum_source`, full batches only) computes the same clipped sum as
+    ``G theta - X^T y`` in O(dim^2): it is only built when no record can be clipped.
     """
-    X, y, row_norms = problem.X, problem.y, problem.row_norms
-    if sampling_rate < 1.0:
-        idx = np.flatnonzero(rng.random(problem.n) < sampling_rate)
-        X, y, row_norms = X[idx], y[idx], row_norms[idx]
-    g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm) if X.shape[0] else np.zeros(theta.size)
+    if gram is not None and sampling_rate == 1.0:
+        g = gram.gradient_sum(theta)
+    else:
+        X, y, row_norms = problem.X, problem.y, problem.row_norms
+        if sampling_rate < 1.0:
+            idx = np.flatnonzero(rng.random(problem.n) < sampling_rate)
+            X, y, row_norms = X[idx], y[idx], row_norms[idx]
+        if X.shape[0]:
+            g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm)
+        else:
+            g = np.zeros(theta.size)
     if sigma > 0:
-        g = g + rng.normal(0.0, sigma, size=theta.size)
-    return g / (sampling_rate * problem.n) + l2_reg * theta
+        g += rng.normal(0.0, sigma, size=theta.size)
+    g /= sampling_rate * problem.n
+    if l2_reg:
+        g += l2_reg * theta
+    return g
 
 
 def check_gaussian_delta(epsilon, delta, name):

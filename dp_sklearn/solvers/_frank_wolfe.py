@@ -25,6 +25,7 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
+from .._gram import GramGradient, gram_worthwhile
 from ._base import Plan, register
 
 
@@ -116,14 +117,22 @@ def plan_frank_wolfe(public, constraint, *, epsilon, delta, max_iter=None, accou
 
 
 def run_frank_wolfe(problem, plan, rng):
-    """Frank-Wolfe steps with noisy vertex selection; the last iterate."""
+    """Frank-Wolfe steps with noisy vertex selection; the last iterate.
+
+    The scores use the exact (unclipped) mean gradient, so for the squared loss it is
+    computed from the Gram matrix (:class:`dp_sklearn._gram.GramGradient`, one pass over
+    X, then O(dim^2) per step) whenever dim is small enough: the same scores.
+    """
     R, eps0, sens, mode = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], plan.info["mode"]
     X, y, loss = problem.X, problem.y, problem.loss
     dim = problem.dim
+    gradient = GramGradient(X, y).gradient if gram_worthwhile(problem) else (lambda th: loss.gradient(X, y, th))
     theta = np.zeros(dim)
+    scores = np.empty(2 * dim)
     for t in range(plan.n_iter):
-        g = loss.gradient(X, y, theta)
-        scores = np.concatenate([-R * g, R * g])  # u(+R e_j) = R g_j; we maximize -u
+        g = gradient(theta)
+        np.multiply(-R, g, out=scores[:dim])  # u(+R e_j) = R g_j; we maximize -u
+        np.multiply(R, g, out=scores[dim:])
         if mode == "exp":
             noisy = eps0 * scores / (2.0 * sens) + rng.gumbel(size=2 * dim)
         elif mode == "exact":

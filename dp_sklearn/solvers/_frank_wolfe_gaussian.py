@@ -35,7 +35,8 @@ import numpy as np
 
 from .._sets import L2Ball
 from ._base import Plan, register
-from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
+from ._common import (check_gaussian_delta, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
+                      noisy_clipped_gradient)
 
 __all__ = ["frank_wolfe_gaussian", "plan_frank_wolfe_gaussian", "default_n_iter", "paper_noise_multiplier"]
 
@@ -78,11 +79,13 @@ def plan_frank_wolfe_gaussian(public, constraint, *, epsilon, delta, max_iter=No
 
 
 def run_frank_wolfe_gaussian(problem, plan, rng):
-    """Frank-Wolfe steps on noisy clipped gradients; the last iterate."""
+    """Frank-Wolfe steps on noisy clipped gradients; the last iterate (Gram path when exact)."""
     info, constraint = plan.info, plan.constraint
+    gram = clipped_sum_source(problem, constraint, info["clip_norm"])
     theta = np.zeros(problem.dim)
     for t in range(plan.n_iter):
-        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"])
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
+                                   gram=gram)
         mu = 2.0 / (t + 2.0)
         theta = (1.0 - mu) * theta + mu * constraint.lmo(g)
     return theta

@@ -49,7 +49,8 @@ from scipy.special import logsumexp
 
 from .._sets import L1Ball, L2Ball
 from ._base import Plan, register
-from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
+from ._common import (check_gaussian_delta, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
+                      noisy_clipped_gradient)
 
 __all__ = ["mirror_descent", "plan_mirror_descent", "default_n_iter", "paper_noise_multiplier"]
 
@@ -117,17 +118,21 @@ def plan_mirror_descent(public, constraint, *, epsilon, delta, max_iter=None, cl
 
 
 def run_mirror_descent(problem, plan, rng):
-    """Noisy mirror descent steps with the plan's constants; the average iterate."""
+    """Noisy mirror descent steps with the plan's constants; the average iterate (Gram path when exact)."""
     info, constraint, T = plan.info, plan.constraint, plan.n_iter
     dim, R, eta = problem.dim, constraint.radius, info["step_size"]
     entropic = info["mirror_map"] == "entropic"
+    gram = clipped_sum_source(problem, constraint, info["clip_norm"])
     log_w = np.full(2 * dim, -math.log(2 * dim))  # entropic state: log of the 2p-simplex weights
     theta = np.zeros(dim)
     avg = np.zeros(dim)
     for _ in range(T):
-        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"])
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
+                                   gram=gram)
         if entropic:
-            log_w -= eta * R * np.concatenate([g, -g])
+            g *= eta * R  # the step on w = (w+, w-) is eta R [g; -g]
+            log_w[:dim] -= g
+            log_w[dim:] += g
             log_w -= logsumexp(log_w)
             w = np.exp(log_w)
             theta = R * (w[:dim] - w[dim:])

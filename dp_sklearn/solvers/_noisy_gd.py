@@ -18,7 +18,8 @@ from dp_accounting import dp_event
 from .._accounting import gaussian_noise_multiplier, poisson_noise_multiplier
 from .._sets import bounded_domain
 from ._base import Plan, register
-from ._common import CLIP_FRACTION, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
+from ._common import (CLIP_FRACTION, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
+                      noisy_clipped_gradient)
 
 __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
            "default_clip_norm", "CLIP_FRACTION"]
@@ -166,14 +167,20 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
 
 
 def run_noisy_gd(problem, plan, rng):
-    """Noisy projected gradient descent with the plan's constants; suffix-averaged iterate."""
+    """Noisy projected gradient descent with the plan's constants; suffix-averaged iterate.
+
+    Full batches on a bounded set with a clip norm that can never bind use the Gram
+    matrix (:func:`dp_sklearn.solvers._common.clipped_sum_source`): same released sums.
+    """
     info, constraint, T = plan.info, plan.constraint, plan.n_iter
+    q = info["sampling_rate"]
+    gram = clipped_sum_source(problem, constraint, info["clip_norm"], q)
     theta = np.zeros(problem.dim)
     avg = np.zeros_like(theta)
     start = T // 2
     for t in range(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
-                                   sampling_rate=info["sampling_rate"])
+                                   sampling_rate=q, gram=gram)
         theta = constraint.project(theta - info["step_size"] * g)
         if t >= start:
             avg += theta
