@@ -30,7 +30,7 @@ from dp_accounting import dp_event as E
 from dp_sklearn import EpsilonDeltaDpEvent, PrivacyLedger
 from dp_sklearn.composition import compose_epsilon
 
-SIZES = (10, 100, 1000)
+SIZES = tuple(int(s) for s in os.environ.get("LEDGER_SIZES", "10,100,1000").split(","))
 N_TIMED = 20
 
 
