@@ -1,63 +1,23 @@
-"""Private mirror descent (TTZ Algorithm 1) and Gaussian Frank-Wolfe (TTZ Algorithm 5).
-
-Calibration against the analytic Gaussian closed form, statistical audits with
-negative controls, utility with fixed seeds, and epsilon = inf against the
-non-private iterations (SPEC P9).
-"""
+"""Private mirror descent (TTZ 2015 Algorithm 1) over l1 and l2 balls: calibration against the analytic
+Gaussian, added-noise scale, paper formula, audits with negative controls, epsilon = inf, utility."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
 from dp_accounting import dp_event
 from scipy.special import logsumexp
-from scipy.stats import norm
 
-from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge
-from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._exact import minimize
-from dp_sklearn._losses import SquaredLoss
 from dp_sklearn._sets import L1Ball, L2Ball
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
-from dp_sklearn.solvers import SOLVERS, _common, _frank_wolfe_gaussian, _mirror_descent
-from dp_sklearn.solvers._frank_wolfe import frank_wolfe
-from dp_sklearn.solvers._frank_wolfe_gaussian import frank_wolfe_gaussian
+from dp_sklearn.solvers import _common, _mirror_descent
 from dp_sklearn.solvers._mirror_descent import mirror_descent
 
-EPS, DELTA = 1.0, 1e-5
+from solver_helpers import DELTA, EPS, analytic_gaussian_delta, lasso_data, make_problem, run_solver
 
 
-def make_problem(X, y, loss=None, data_norm=1.0, ord_=2, fit_intercept=False):
-    Xt, x_norm, x_inf = normalize_X(X, data_norm, ord_, fit_intercept)
-    return Problem(Xt, y, loss or SquaredLoss(), x_norm, x_inf, np.linalg.norm(Xt, axis=1), 0.0)
-
-
-def analytic_gaussian_delta(eps, z1):
-    return norm.cdf(1 / (2 * z1) - eps * z1) - math.exp(eps) * norm.cdf(-1 / (2 * z1) - eps * z1)
-
-
-def lasso_data(n=3000, p=20, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-1, 1, (n, p))
-    w = np.zeros(p)
-    w[:3] = [0.4, -0.3, 0.2]
-    y = X @ w + 0.05 * rng.standard_normal(n)
-    return X, y
-
-
-def test_registry_entries():
-    assert SOLVERS["mirror_descent"].constraints == ("l1", "l2")
-    assert SOLVERS["frank_wolfe_gaussian"].constraints == ("l2",)
-    assert "mirror_descent" in DPLasso()._allowed_solvers()
-    assert {"mirror_descent", "frank_wolfe_gaussian"} <= set(DPLogisticRegression()._allowed_solvers())
-
-
-# ---------------------------------------------------------------------------- calibration
-
-
-@pytest.mark.parametrize("solver, constraint", [(mirror_descent, L1Ball(1.0)), (mirror_descent, L2Ball(1.0)),
-                                                (frank_wolfe_gaussian, L2Ball(1.0))])
+@pytest.mark.parametrize("solver, constraint", [(mirror_descent, L1Ball(1.0)), (mirror_descent, L2Ball(1.0))])
 @pytest.mark.parametrize("eps, delta, T", [(1.0, 1e-5, 1), (0.5, 1e-6, 30), (4.0, 1e-2, 200)])
 def test_tight_calibration_matches_analytic_gaussian(solver, constraint, eps, delta, T):
     X, y = lasso_data(n=50, p=5)
@@ -79,7 +39,16 @@ def test_mirror_descent_added_noise_has_the_calibrated_scale():
     assert np.std(u) == pytest.approx(2 * 0.25 * res.noise_scale, rel=0.05)
 
 
-# ---------------------------------------------------------------------------- audits
+def test_paper_formula_mirror_descent(problem):
+    n, C = problem.n, 0.3
+    eps, delta, T = 1.0, 1e-5, 40
+
+    def sigma(solver, constraint, **kw):
+        return run_solver(solver, problem, constraint, eps, delta, T, "paper", clip_norm=C, **kw).info["sigma"]
+
+    # TTZ Algorithm 1: sigma^2 = 32 L^2 T log^2(T/delta) / (eps n)^2 on the mean gradient.
+    ttz1 = math.sqrt(32 * C**2 * T) * math.log(T / delta) / (eps * n)
+    assert sigma(mirror_descent, L2Ball(1.0)) / n == pytest.approx(ttz1)
 
 
 def _mechanism(solver, constraint, T):
@@ -92,7 +61,6 @@ def _mechanism(solver, constraint, T):
 CASES = {
     "md_l1": (_mirror_descent, mirror_descent, L1Ball(1.0)),
     "md_l2": (_mirror_descent, mirror_descent, L2Ball(1.0)),
-    "fw_gauss": (_frank_wolfe_gaussian, frank_wolfe_gaussian, L2Ball(1.0)),
 }
 
 
@@ -114,9 +82,6 @@ def test_audit_catches_undernoised(case, monkeypatch):
     res = audit_epsilon(_mechanism(solver, constraint, 1), D, D_prime, n_samples=4000, delta=DELTA,
                         random_state=0)
     assert res.epsilon_lower > EPS
-
-
-# ---------------------------------------------------------------------------- epsilon = inf
 
 
 def reference_eg(prob, R, eta, T):
@@ -155,21 +120,6 @@ def test_mirror_descent_epsilon_inf_converges_to_the_exact_minimizer(constraint)
     assert f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact) < 5e-4  # O(D / (eta T)) averaging bias
 
 
-@pytest.mark.parametrize("solver, constraint, kw", [(frank_wolfe_gaussian, L2Ball(0.6), {"clip_norm": 2.0}),
-                                                    (frank_wolfe, L1Ball(0.6), {})])
-def test_frank_wolfe_epsilon_inf_converges_to_the_exact_minimizer(solver, constraint, kw):
-    X, y = lasso_data(n=500, p=10, seed=1)
-    prob = make_problem(X, y, data_norm=math.sqrt(10))
-    exact = minimize(prob, constraint, tol=1e-10)
-    res = solver(prob, constraint, epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(0), max_iter=2000, **kw)
-    assert isinstance(res.event, dp_event.NonPrivateDpEvent)
-    f = prob.loss.value
-    assert f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact) < 1e-4
-
-
-# ---------------------------------------------------------------------------- utility
-
-
 def test_mirror_descent_l1_utility_fixed_seed():
     X, y = lasso_data(n=5000, p=50, seed=3)
     prob = make_problem(X, y, data_norm=1.0, ord_=np.inf)
@@ -180,23 +130,3 @@ def test_mirror_descent_l1_utility_fixed_seed():
     excess = f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact)
     baseline = f(prob.X, prob.y, np.zeros(prob.dim)) - f(prob.X, prob.y, exact)
     assert excess < 0.1 * baseline
-
-
-def test_estimators_with_geometry_solvers_fixed_seed():
-    rng = np.random.default_rng(4)
-    n, p = 4000, 10
-    X = rng.standard_normal((n, p))
-    w = rng.standard_normal(p)
-    y = (X @ w + 0.3 * rng.standard_normal(n) > 0).astype(int)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        for solver in ("mirror_descent", "frank_wolfe_gaussian"):
-            m = DPLogisticRegression(solver=solver, epsilon=1.0, random_state=0).fit(X, y)
-            assert m.score(X, y) > 0.85, solver
-            assert m.n_iter_ >= 1 and isinstance(m.dp_event_, dp_event.SelfComposedDpEvent)
-        yr = X @ w
-        lasso = DPLasso(solver="mirror_descent", radius=1.0, epsilon=1.0, bounds_y=(-8, 8), random_state=0).fit(X, yr)
-        ridge = DPRidge(solver="frank_wolfe_gaussian", epsilon=1.0, bounds_y=(-8, 8), random_state=0).fit(X, yr)
-    assert lasso.score(X, yr) > 0.5
-    assert ridge.score(X, yr) > 0.0
-    assert np.all(np.isfinite(ridge.coef_))
