@@ -89,3 +89,64 @@ def estimator_audit(name, kind, factory, delta, patch, monkeypatch):
     monkeypatch.setattr(module, attr, scaled(getattr(module, attr)))
     bad = audit_epsilon(mech, D, D_prime, n_samples=2000, delta=delta, random_state=1)
     assert bad.epsilon_lower > EPS, (name, bad)
+
+
+def solver_mechanism(solver, constraint, **kw):
+    """mech(X, y, rng) -> coef: the solver at (EPS, DELTA) on the normalized pair, for audit_epsilon."""
+    def mech(X, y, rng):
+        return solver(make_problem(X, y), constraint, epsilon=EPS, delta=DELTA, rng=rng, **kw).coef
+
+    return mech
+
+
+def solver_audit(mech, *, private):
+    """Audit ``mech`` on the worst-case GLM pair (4000 fits): bound <= EPS if ``private``, else > EPS."""
+    D, D_prime = glm_worst_case_pair(10, 2)
+    res = audit_epsilon(mech, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
+    assert (res.epsilon_lower <= EPS) if private else (res.epsilon_lower > EPS), res
+
+
+def undernoise_gaussian_steps(monkeypatch, factor=8):
+    """Negative control: the shared T-Gaussian-steps calibration with ``factor`` times less noise."""
+    from dp_sklearn.solvers import _common
+
+    real = _common.composed_gaussian_noise_multiplier
+    monkeypatch.setattr(_common, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / factor)
+
+
+def check_tight_gaussian_calibration(solver, constraint, eps, delta, T):
+    """T Gaussian steps of multiplier z are one Gaussian of multiplier z / sqrt(T), at (eps, delta) exactly."""
+    from dp_accounting import dp_event
+
+    X, y = lasso_data(n=50, p=5)
+    res = solver(make_problem(X, y, data_norm=3.0), constraint, epsilon=eps, delta=delta,
+                 rng=np.random.default_rng(0), max_iter=T)
+    z = res.noise_scale
+    assert abs(analytic_gaussian_delta(eps, z / math.sqrt(T)) - delta) <= 1e-5 * delta
+    assert res.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
+    assert math.isclose(res.info["sigma"], 2 * res.info["clip_norm"] * z, rel_tol=1e-6)
+
+
+def check_epsilon_inf_converges(solver, constraint, kw, gap):
+    """At epsilon = inf, 2000 steps reach the exact minimizer's objective within ``gap``."""
+    from dp_accounting import dp_event
+
+    from dp_sklearn._exact import minimize
+
+    X, y = lasso_data(n=500, p=10, seed=1)
+    prob = make_problem(X, y, data_norm=math.sqrt(10))
+    exact = minimize(prob, constraint, tol=1e-10)
+    res = solver(prob, constraint, epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(0), max_iter=2000, **kw)
+    assert isinstance(res.event, dp_event.NonPrivateDpEvent)
+    f = prob.loss.value
+    assert f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact) < gap
+
+
+#: the paper-formula setting: clip norm C, epsilon, delta, T
+PAPER_C, PAPER_EPS, PAPER_DELTA, PAPER_T = 0.3, 1.0, 1e-5, 40
+
+
+def paper_sigma(problem, solver, constraint, **kw):
+    """The noise standard deviation of ``accounting="paper"`` at the paper-formula setting."""
+    return run_solver(solver, problem, constraint, PAPER_EPS, PAPER_DELTA, PAPER_T, "paper", clip_norm=PAPER_C,
+                      **kw).info["sigma"]

@@ -9,7 +9,6 @@ from dp_accounting import dp_event
 
 from dp_sklearn import DPLasso
 from dp_sklearn._accounting import EpsilonDeltaDpEvent, zcdp_epsilon_upper_bound, zcdp_rho
-from dp_sklearn._exact import minimize
 from dp_sklearn._losses import SquaredLoss
 from dp_sklearn._sets import L1Ball
 from dp_sklearn.composition import epsilon_of_event
@@ -18,7 +17,7 @@ import dp_sklearn.solvers._frank_wolfe as fw_mod
 from dp_sklearn.solvers._frank_wolfe import advanced_composition_epsilon0, frank_wolfe
 
 
-from solver_helpers import DELTA, EPS, GRID, estimator_audit, glm_problem, lasso_data, make_problem, run_solver
+from solver_helpers import DELTA, EPS, GRID, check_epsilon_inf_converges, estimator_audit, glm_problem, run_solver
 
 
 def test_frank_wolfe_calibration():
@@ -87,10 +86,4 @@ def test_frank_wolfe_printed_scale_overshoots_where_fixed():
 
 @pytest.mark.parametrize("solver, constraint, kw", [(frank_wolfe, L1Ball(0.6), {})])
 def test_frank_wolfe_epsilon_inf_converges_to_the_exact_minimizer(solver, constraint, kw):
-    X, y = lasso_data(n=500, p=10, seed=1)
-    prob = make_problem(X, y, data_norm=math.sqrt(10))
-    exact = minimize(prob, constraint, tol=1e-10)
-    res = solver(prob, constraint, epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(0), max_iter=2000, **kw)
-    assert isinstance(res.event, dp_event.NonPrivateDpEvent)
-    f = prob.loss.value
-    assert f(prob.X, prob.y, res.coef) - f(prob.X, prob.y, exact) < 1e-4
+    check_epsilon_inf_converges(solver, constraint, kw, gap=1e-4)

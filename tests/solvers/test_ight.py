@@ -10,12 +10,10 @@ from dp_accounting import dp_event
 
 from dp_sklearn import ClippingWarning, DPSparseLinearRegression, DPSparseLogisticRegression
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier
-from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 from dp_sklearn.composition import epsilon_of_event
-from dp_sklearn.solvers import _common
 from dp_sklearn.solvers._ight import L0Set, default_step_sizes, ight, paper_noise_multiplier
 
-from solver_helpers import DELTA, EPS, analytic_gaussian_delta, make_problem, run_solver, sparse_regression
+from solver_helpers import DELTA, EPS, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, analytic_gaussian_delta, make_problem, paper_sigma, solver_audit, solver_mechanism, sparse_regression, undernoise_gaussian_steps
 
 
 def test_l0set_hard_threshold_keeps_top_s_and_free_coordinates():
@@ -61,17 +59,13 @@ def test_ight_paper_calibration_is_wang_gu_zcdp():
 
 
 def test_paper_formula_ight(problem):
-    n, C = problem.n, 0.3
-    eps, delta, T = 1.0, 1e-5, 40
-
-    def sigma(solver, constraint, **kw):
-        return run_solver(solver, problem, constraint, eps, delta, T, "paper", clip_norm=C, **kw).info["sigma"]
+    n, C, eps, delta, T = problem.n, PAPER_C, PAPER_EPS, PAPER_DELTA, PAPER_T
 
     # Wang & Gu Theorem 5.2 with Remark 5.3's rho, replace-one sensitivity 2C / n:
     # sigma^2 = 2 T C^2 / (n^2 rho) on the mean gradient (twice the printed T G^2 / (n^2 rho)).
     L = math.log(1 / delta)
     rho = (math.sqrt(L + eps) - math.sqrt(L)) ** 2
-    assert sigma(ight, L0Set(3)) / n == pytest.approx(math.sqrt(2 * T * C**2 / (n**2 * rho)))
+    assert paper_sigma(problem, ight, L0Set(3)) / n == pytest.approx(math.sqrt(2 * T * C**2 / (n**2 * rho)))
 
 
 def test_wang_gu_printed_sigma_is_two_rho_under_replace_one():
@@ -94,22 +88,13 @@ def test_ight_added_noise_has_the_calibrated_scale():
     assert abs(np.mean(u)) < 0.1 * np.std(u)
 
 
-def _ight_mechanism(X, y, rng):
-    return ight(make_problem(X, y), L0Set(2), epsilon=EPS, delta=DELTA, rng=rng, max_iter=1).coef
-
-
 def test_ight_audit_calibrated_passes():
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_ight_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
-    assert res.epsilon_lower <= EPS
+    solver_audit(solver_mechanism(ight, L0Set(2), max_iter=1), private=True)
 
 
 def test_ight_audit_catches_undernoised(monkeypatch):
-    real = _common.composed_gaussian_noise_multiplier
-    monkeypatch.setattr(_common, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 8)
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_ight_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
-    assert res.epsilon_lower > EPS
+    undernoise_gaussian_steps(monkeypatch)
+    solver_audit(solver_mechanism(ight, L0Set(2), max_iter=1), private=False)
 
 
 def reference_ight(X, y, s, eta, T):

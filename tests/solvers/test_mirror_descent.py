@@ -10,23 +10,15 @@ from scipy.special import logsumexp
 
 from dp_sklearn._exact import minimize
 from dp_sklearn._sets import L1Ball, L2Ball
-from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
-from dp_sklearn.solvers import _common, _mirror_descent
 from dp_sklearn.solvers._mirror_descent import mirror_descent
 
-from solver_helpers import DELTA, EPS, analytic_gaussian_delta, lasso_data, make_problem, run_solver
+from solver_helpers import DELTA, EPS, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, check_tight_gaussian_calibration, lasso_data, make_problem, paper_sigma, solver_audit, solver_mechanism, undernoise_gaussian_steps
 
 
 @pytest.mark.parametrize("solver, constraint", [(mirror_descent, L1Ball(1.0)), (mirror_descent, L2Ball(1.0))])
 @pytest.mark.parametrize("eps, delta, T", [(1.0, 1e-5, 1), (0.5, 1e-6, 30), (4.0, 1e-2, 200)])
 def test_tight_calibration_matches_analytic_gaussian(solver, constraint, eps, delta, T):
-    X, y = lasso_data(n=50, p=5)
-    res = solver(make_problem(X, y, data_norm=3.0), constraint, epsilon=eps, delta=delta,
-                 rng=np.random.default_rng(0), max_iter=T)
-    z = res.noise_scale
-    assert analytic_gaussian_delta(eps, z / math.sqrt(T)) == pytest.approx(delta, rel=1e-5)
-    assert res.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
-    assert res.info["sigma"] == pytest.approx(2 * res.info["clip_norm"] * z)
+    check_tight_gaussian_calibration(solver, constraint, eps, delta, T)
 
 
 def test_mirror_descent_added_noise_has_the_calibrated_scale():
@@ -40,48 +32,28 @@ def test_mirror_descent_added_noise_has_the_calibrated_scale():
 
 
 def test_paper_formula_mirror_descent(problem):
-    n, C = problem.n, 0.3
-    eps, delta, T = 1.0, 1e-5, 40
-
-    def sigma(solver, constraint, **kw):
-        return run_solver(solver, problem, constraint, eps, delta, T, "paper", clip_norm=C, **kw).info["sigma"]
+    n, C, eps, delta, T = problem.n, PAPER_C, PAPER_EPS, PAPER_DELTA, PAPER_T
 
     # TTZ Algorithm 1: sigma^2 = 32 L^2 T log^2(T/delta) / (eps n)^2 on the mean gradient.
     ttz1 = math.sqrt(32 * C**2 * T) * math.log(T / delta) / (eps * n)
-    assert sigma(mirror_descent, L2Ball(1.0)) / n == pytest.approx(ttz1)
-
-
-def _mechanism(solver, constraint, T):
-    def mech(X, y, rng):
-        return solver(make_problem(X, y), constraint, epsilon=EPS, delta=DELTA, rng=rng, max_iter=T).coef
-
-    return mech
+    assert paper_sigma(problem, mirror_descent, L2Ball(1.0)) / n == pytest.approx(ttz1)
 
 
 CASES = {
-    "md_l1": (_mirror_descent, mirror_descent, L1Ball(1.0)),
-    "md_l2": (_mirror_descent, mirror_descent, L2Ball(1.0)),
+    "md_l1": (mirror_descent, L1Ball(1.0)),
+    "md_l2": (mirror_descent, L2Ball(1.0)),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_audit_calibrated_passes(case):
-    _, solver, constraint = CASES[case]
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_mechanism(solver, constraint, 1), D, D_prime, n_samples=4000, delta=DELTA,
-                        random_state=0)
-    assert res.epsilon_lower <= EPS
+    solver_audit(solver_mechanism(*CASES[case], max_iter=1), private=True)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_audit_catches_undernoised(case, monkeypatch):
-    _, solver, constraint = CASES[case]
-    real = _common.composed_gaussian_noise_multiplier  # the shared T-Gaussian-steps calibration
-    monkeypatch.setattr(_common, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 8)
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_mechanism(solver, constraint, 1), D, D_prime, n_samples=4000, delta=DELTA,
-                        random_state=0)
-    assert res.epsilon_lower > EPS
+    undernoise_gaussian_steps(monkeypatch)
+    solver_audit(solver_mechanism(*CASES[case], max_iter=1), private=False)
 
 
 def reference_eg(prob, R, eta, T):

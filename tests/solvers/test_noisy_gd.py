@@ -15,7 +15,6 @@ from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
 from dp_sklearn._losses import LogisticLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
-from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.solvers import get_solver
 import dp_sklearn.solvers._common as common_mod
@@ -23,7 +22,7 @@ from dp_sklearn.solvers import _noisy_gd
 from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd
 
 
-from solver_helpers import DELTA, EPS, estimator_audit, glm_problem, make_problem, run_solver
+from solver_helpers import DELTA, EPS, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
 
 
 def test_noisy_gd_calibration():
@@ -43,16 +42,12 @@ def test_noisy_gd_calibration():
 
 
 def test_paper_formula_noisy_gd(problem):
-    n, C = problem.n, 0.3
-    eps, delta, T = 1.0, 1e-5, 40
-
-    def sigma(solver, constraint, **kw):
-        return run_solver(solver, problem, constraint, eps, delta, T, "paper", clip_norm=C, **kw).info["sigma"]
+    n, C, eps, delta, T = problem.n, PAPER_C, PAPER_EPS, PAPER_DELTA, PAPER_T
 
     # BST (FOCS 2014) Algorithm 1: sigma^2 = 32 L^2 n^2 log(n/delta) log(1/delta) / eps^2 for n^2
     # single-record steps; per full-batch step on the clipped sum, T replaces n^2.
     bst = math.sqrt(32 * C**2 * T * math.log(n / delta) * math.log(1 / delta)) / eps
-    assert sigma(noisy_gd, Unconstrained()) == pytest.approx(bst)
+    assert paper_sigma(problem, noisy_gd, Unconstrained()) == pytest.approx(bst)
 
 
 @pytest.mark.parametrize("eps, delta", [(1.0, 1e-5), (4.0, 1e-2)])
@@ -170,23 +165,14 @@ def test_full_batch_default_unchanged():
     assert res.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
 
 
-def _mechanism(X, y, rng):
-    return noisy_gd(make_problem(X, y), L2Ball(10.0), epsilon=EPS, delta=DELTA, rng=rng, max_iter=1,
-                    batch_size=5).coef
-
-
 def test_minibatch_audit_calibrated_passes():
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
-    assert res.epsilon_lower <= EPS
+    solver_audit(solver_mechanism(noisy_gd, L2Ball(10.0), max_iter=1, batch_size=5), private=True)
 
 
 def test_minibatch_audit_catches_undernoised(monkeypatch):
     real = _noisy_gd.poisson_noise_multiplier
     monkeypatch.setattr(_noisy_gd, "poisson_noise_multiplier", lambda e, d, T, q: real(e, d, T, q) / 8)
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
-    assert res.epsilon_lower > EPS
+    solver_audit(solver_mechanism(noisy_gd, L2Ball(10.0), max_iter=1, batch_size=5), private=False)
 
 
 def test_minibatch_utility_fixed_seed():
