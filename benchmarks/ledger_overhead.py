@@ -16,7 +16,8 @@ Event mixes (the events dp_sklearn's estimators emit, without fitting):
   perturbation (Laplace + generic (epsilon, delta) + Gaussian) and Poisson-sampled
   noisy GD, which exercises the RDP / PLD split.
 
-Run: ``python -m benchmarks.ledger_overhead`` (about a minute on one core).
+Run: ``python -m benchmarks.ledger_overhead`` (a few minutes on one core, most of it the
+full recompositions); ``LEDGER_SIZES=1000`` measures one size only.
 """
 
 from __future__ import annotations
