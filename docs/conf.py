@@ -20,7 +20,6 @@ into those projects are ignored, so every reference to dp_sklearn itself is stil
 with ``DP_SKLEARN_DOCS_INTERSPHINX=1`` (where the network is) all of them are.
 """
 
-import importlib
 import os
 import sys
 import warnings
@@ -80,7 +79,7 @@ suppress_warnings = []
 # -- Autodoc / autosummary / numpydoc ----------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"inherited-members": False}
+autodoc_default_options = {}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -114,6 +113,8 @@ if not intersphinx_mapping:
         # estimators inherit (set_fit_request, set_output, ...).
         (r"std:term", r".*"),
         (r"std:ref", r"metadata_routing|.*_user_guide|.*_routing"),
+        (r"std:ref", r"df_output_transform|sphx_glr_auto_examples_miscellaneous_.*"),
+        (r"std:ref", r"r2_score|accuracy_score"),
     ]
 
 # -- Sphinx-Gallery ----------------------------------------------------------------------
@@ -152,66 +153,3 @@ html_theme_options = {
 }
 html_sidebars = {"index": []}
 html_show_sourcelink = False
-
-# -- Optional API entries ----------------------------------------------------------------
-# Public modules that are being added in parallel (the composition and preprocessing
-# modules). The API page lists them only when they import, so the build passes before
-# and after they land. Each entry: (section title, module, names, module that replaces
-# it). ``dp_sklearn.ledger.compose_epsilon`` is listed only until ``dp_sklearn.composition``
-# (its new home) is importable.
-OPTIONAL_API = [
-    (
-        "Composition",
-        "dp_sklearn.ledger",
-        ["compose_epsilon"],
-        "dp_sklearn.composition",
-    ),
-    (
-        "Composition",
-        "dp_sklearn.composition",
-        ["compose_epsilon", "neighboring_relation", "contains_poisson_sampling"],
-        None,
-    ),
-    (
-        "Preprocessing",
-        "dp_sklearn.preprocessing",
-        ["DPStandardScaler", "DPMinMaxScaler"],
-        None,
-    ),
-]
-
-
-def _importable(module_name):
-    try:
-        return importlib.import_module(module_name)
-    except ImportError:
-        return None
-
-
-def _optional_api_rst():
-    """reST for the optional API sections whose module and names import."""
-    chunks = []
-    for title, module_name, names, replaced_by in OPTIONAL_API:
-        module = _importable(module_name)
-        if module is None or (replaced_by and _importable(replaced_by) is not None):
-            continue
-        present = [n for n in names if hasattr(module, n)]
-        if not present:
-            continue
-        lines = [title, "-" * len(title), "", f".. currentmodule:: {module_name}", ""]
-        lines += [".. autosummary::", "   :nosignatures:", ""]
-        lines += [f"   {n}" for n in present] + [""]
-        for name in present:
-            kind = "autoclass" if isinstance(getattr(module, name), type) else "autofunction"
-            lines += [f".. {kind}:: {name}", ""]
-        chunks.append("\n".join(lines))
-    return "\n\n".join(chunks)
-
-
-def _append_optional_api(app, docname, source):
-    if docname == "api":
-        source[0] += "\n\n" + _optional_api_rst() + "\n"
-
-
-def setup(app):
-    app.connect("source-read", _append_optional_api)

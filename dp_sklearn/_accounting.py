@@ -64,12 +64,29 @@ class EpsilonDeltaDpEvent(dp_event.DpEvent):
     (``privacy_loss_distribution.from_privacy_parameters``), and by basic
     composition when ``delta == 0``.
 
-    Attributes
+    Parameters
     ----------
     epsilon : float
-        Privacy loss bound in nats, > 0 (``inf``: no guarantee).
+        Privacy loss bound in nats, > 0 (``inf``: no guarantee); also an attribute.
     delta : float
-        Failure probability, in [0, 1).
+        Failure probability, in [0, 1); also an attribute.
+
+    See Also
+    --------
+    dp_sklearn.composition.compose_epsilon : composes it with the other events.
+
+    References
+    ----------
+    .. [1] D. Kifer, A. Smith and A. Thakurta, "Private convex empirical risk
+       minimization and high-dimensional regression", COLT 2012.
+
+    Examples
+    --------
+    >>> from dp_sklearn import EpsilonDeltaDpEvent
+    >>> from dp_sklearn.composition import compose_epsilon
+    >>> event = EpsilonDeltaDpEvent(epsilon=0.5, delta=1e-6)
+    >>> round(compose_epsilon([event, event], 1e-5), 3)
+    1.0
     """
 
     epsilon: float

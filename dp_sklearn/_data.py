@@ -16,14 +16,13 @@ context exits.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import numbers
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+
+from ._warnings import ClippingWarning, _report_clip, clipping_report
 
 __all__ = [
     "ClippingWarning", "Problem", "check_bound", "check_bounds_y", "clipping_report", "normalize_X", "normalize_y",
@@ -31,10 +30,6 @@ __all__ = [
 
 _TINY = float(np.finfo(np.float64).tiny)
 _SHRINK = 1.0 + 2.0**-50  # pushes a row whose computed norm is 1 + O(ulp) back to <= 1
-
-
-class ClippingWarning(UserWarning):
-    """Some records exceeded the public bounds and were clipped (see ``docs/privacy.md``)."""
 
 
 @dataclass
@@ -76,53 +71,6 @@ class Problem:
     def dim(self):
         """Number of coefficients: columns of X times the loss's outputs."""
         return self.X.shape[1] * self.loss.n_outputs
-
-
-# --------------------------------------------------------------------------- warnings
-_REPORT = contextvars.ContextVar("dp_sklearn_clipping_report", default=None)
-_ADVICE = "the privacy guarantee holds, but the model fits the clipped data."
-
-
-@contextlib.contextmanager
-def clipping_report():
-    """Collect clip events and emit at most one :class:`ClippingWarning` on exit.
-
-    Every clip event raised by :func:`normalize_X` or :func:`normalize_y` inside the
-    context is recorded instead of warned. When the outermost context exits normally,
-    one warning lists the distinct events (each names only the public bound that was
-    exceeded, never a count); nested contexts merge into the outermost one, so a public
-    call that runs many internal fits (a search with a secret number of repetitions)
-    emits the same single warning whatever the number of fits (if the fits that run are
-    chosen at random, normalize every candidate once before the loop: later duplicates
-    merge, so the warning cannot depend on which fits ran). The state lives in a
-    :class:`contextvars.ContextVar`, so concurrent threads and asyncio tasks do not
-    share reports. If the context exits with an exception, the collected events are
-    dropped and the exception propagates unchanged.
-
-    Yields
-    ------
-    None
-    """
-    if _REPORT.get() is not None:
-        yield
-        return
-    events = []
-    token = _REPORT.set(events)
-    try:
-        yield
-    finally:
-        _REPORT.reset(token)
-    if events:
-        warnings.warn("; ".join(events) + "; " + _ADVICE, ClippingWarning, stacklevel=3)
-
-
-def _report_clip(message):
-    """Record ``message`` in the active report, or warn at once outside any report."""
-    events = _REPORT.get()
-    if events is None:
-        warnings.warn(message + "; " + _ADVICE, ClippingWarning, stacklevel=5)
-    elif message not in events:
-        events.append(message)
 
 
 # --------------------------------------------------------------------------- validation

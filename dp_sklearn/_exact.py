@@ -104,6 +104,16 @@ def _projection_error(constraint, w):
     return 4 * (d + 2) * _U * (math.sqrt(d) * (float(np.abs(w).sum()) + radius) + w_norm)
 
 
+#: fallback step counts below this are cheaper than FISTA with its certificate checks
+_CHEAP_FALLBACK = 500
+#: FISTA iterations before the (certified, data-independent) fallback takes over
+_MAX_FISTA = 20000
+
+
+class _Uncertifiable(Exception):
+    """Floating-point rounding alone exceeds the tolerance at this point."""
+
+
 def _certified_step(obj, constraint, z, tol):
     """Return ``T(z)`` if ``||T(z) - theta*|| <= tol / mu`` is proved, else None."""
     g, err = obj.gradient(z)
@@ -111,6 +121,10 @@ def _certified_step(obj, constraint, z, tol):
     w = z - g / L
     x = constraint.project(w)
     e = err / L + 2 * _U * (float(np.linalg.norm(z)) + float(np.linalg.norm(g)) / L) + _projection_error(constraint, w)
+    if not L * e <= tol:
+        # The rounding floor alone exceeds the tolerance (e.g. a huge noise vector in the
+        # objective): no iterate can be certified, so the caller goes to the fallback now.
+        raise _Uncertifiable
     bound = _MARGIN * (L - mu) * float(np.linalg.norm(z - x)) + L * e  # = mu * (distance bound)
     return x if bound <= tol else None  # False for NaN
 
@@ -224,7 +238,10 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
         if l2_reg <= 0 or _certified_unconstrained(obj, theta, tol):
             return theta
         return _fallback(obj, constraint, dim, tol)
-    theta = _accelerated_projected_gradient(obj, constraint, dim, tol, max_iter)
+    if l2_reg > 0 and _fallback_n_steps(obj, constraint, tol) <= _CHEAP_FALLBACK:
+        # Well-conditioned (mu close to L): the certified fixed-step method is the fast path.
+        return _fallback(obj, constraint, dim, tol)
+    theta = _accelerated_projected_gradient(obj, constraint, dim, tol, min(max_iter, _MAX_FISTA))
     return theta if theta is not None else _fallback(obj, constraint, dim, tol)
 
 
@@ -297,7 +314,10 @@ def _accelerated_projected_gradient(obj, constraint, dim, tol, max_iter):
         if mu <= 0 and L * np.linalg.norm(diff) <= tol:
             return x_new
         if mu > 0 and L * np.linalg.norm(diff) <= 0.5 * tol:
-            cert = _certified_step(obj, constraint, x_new, tol)
+            try:
+                cert = _certified_step(obj, constraint, x_new, tol)
+            except _Uncertifiable:
+                return None
             if cert is not None:
                 return cert
         if mu > 0:

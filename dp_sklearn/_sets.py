@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["L0Set", "L1Ball", "L2Ball", "Unconstrained", "bounded_domain", "project_l1_ball"]
+__all__ = ["L0Set", "L1Ball", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "bounded_domain", "project_l1_ball"]
 
 
 def project_l1_ball(v, radius):
@@ -155,6 +155,10 @@ class L0Set:
         return np.inf
 
 
+#: radius of the l2 ball of the squared loss, in units of 1 / x_norm (see :func:`bounded_domain`)
+SQUARED_BALL_SCALE = 2.0
+
+
 def bounded_domain(constraint, loss_name, x_norm, radius=None):
     """The feasible set a mechanism uses when it needs a bounded one (the one place this is decided).
 
@@ -175,15 +179,18 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
     -------
     constraint : feasible set
         ``L2Ball(radius)`` when ``radius`` is given; for the squared loss without a
-        radius, ``L2Ball(1 / x_norm)``: every in-bound row then has
-        ``|<x, theta>| <= 1``, so in-bound predictions stay within the public target
-        range (targets are mapped to [-1, 1]); otherwise ``constraint`` unchanged (the
-        logistic losses have bounded gradients and need no ball). Data-independent.
+        radius, ``L2Ball(SQUARED_BALL_SCALE / x_norm)`` with ``SQUARED_BALL_SCALE = 2``:
+        every row of norm at most half the public bound then predicts inside the
+        public target range (targets are mapped to [-1, 1]), which leaves room for
+        rows well inside the bound (e.g. min-max scaled data) while stopping
+        noise-driven drift; predictions are clipped to ``bounds_y`` afterwards
+        (post-processing). Otherwise ``constraint`` unchanged (the logistic losses
+        have bounded gradients and need no ball). Data-independent.
     """
     if not isinstance(constraint, Unconstrained):
         return constraint
     if radius is not None:
         return L2Ball(radius)
     if loss_name == "squared":
-        return L2Ball(1.0 / x_norm)
+        return L2Ball(SQUARED_BALL_SCALE / x_norm)
     return constraint

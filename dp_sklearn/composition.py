@@ -41,7 +41,21 @@ _RDP_DELTA_SHARES = (0.5,)
 
 
 class UnsupportedCompositionError(UnsupportedEventError, ValueError):
-    """An event that dp_sklearn cannot compose correctly (also a ``ValueError``)."""
+    """An event that dp_sklearn cannot compose correctly (also a ``ValueError``).
+
+    See Also
+    --------
+    compose_epsilon : raises it for an event outside the list it composes.
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> try:
+    ...     compose_epsilon([dp_event.UnsupportedDpEvent()], 1e-5)
+    ... except UnsupportedCompositionError:
+    ...     print("refused")
+    refused
+    """
 
 
 def flatten_events(events):
@@ -50,10 +64,23 @@ def flatten_events(events):
     Parameters
     ----------
     events : iterable of dp_accounting.DpEvent
+        Events, possibly nested in ``ComposedDpEvent``.
 
     Returns
     -------
     leaves : list of dp_accounting.DpEvent
+        The non-composed events, in order (``SelfComposedDpEvent`` kept whole).
+
+    See Also
+    --------
+    compose_epsilon : the composition of such a list.
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> inner = dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(4.0), dp_event.LaplaceDpEvent(2.0)])
+    >>> flatten_events([inner, dp_event.NoOpDpEvent()])
+    [GaussianDpEvent(noise_multiplier=4.0), LaplaceDpEvent(noise_multiplier=2.0)]
     """
     out = []
     for ev in events:
@@ -70,12 +97,24 @@ def contains_poisson_sampling(event) -> bool:
     Parameters
     ----------
     event : dp_accounting.DpEvent
+        E.g. a fitted estimator's ``dp_event_``.
 
     Returns
     -------
     bool
         True for a ``PoissonSampledDpEvent`` at the top or inside a composed,
         self-composed or repeat-and-select event.
+
+    See Also
+    --------
+    neighboring_relation : the relation such an event must be read under.
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> sampled = dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0))
+    >>> contains_poisson_sampling(dp_event.SelfComposedDpEvent(sampled, 10))
+    True
     """
     if isinstance(event, dp_event.PoissonSampledDpEvent):
         return True
@@ -101,6 +140,18 @@ def neighboring_relation(event):
         event (noise per unit of the clip norm: only ``REPLACE_ONE`` accountants read
         it correctly); otherwise ``"any"``: multipliers are relative to the
         replace-one sensitivity, and the default accountants read them correctly.
+
+    See Also
+    --------
+    compose_epsilon : composes any mix of both kinds correctly.
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> neighboring_relation(dp_event.GaussianDpEvent(4.0))
+    'any'
+    >>> neighboring_relation(dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)))
+    <NeighboringRelation.REPLACE_ONE: 2>
     """
     return NeighboringRelation.REPLACE_ONE if contains_poisson_sampling(event) else "any"
 
@@ -151,6 +202,17 @@ class RunningComposition:
         sequences (used to cache :meth:`epsilon`).
     n_events : int
         Number of events added.
+
+    See Also
+    --------
+    compose_epsilon : the same composition of a whole list at once.
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> running = RunningComposition().add(dp_event.GaussianDpEvent(4.0))
+    >>> round(running.add(dp_event.GaussianDpEvent(4.0)).epsilon(1e-5), 3)
+    1.356
     """
 
     def __init__(self):
@@ -167,7 +229,13 @@ class RunningComposition:
         self._unfolded, self._leaves = [], []  # per-event leaf tuples not yet in the PLDs
 
     def copy(self):
-        """A copy that shares the (immutable) composed PLD; earlier work is not redone."""
+        """A copy that shares the (immutable) composed PLD; earlier work is not redone.
+
+        Returns
+        -------
+        RunningComposition
+            An independent state: adding to it leaves ``self`` unchanged.
+        """
         if self.kinds:  # anything but Gaussians: fold now, once, rather than in every copy
             self.pld()
         new = RunningComposition.__new__(RunningComposition)
@@ -178,7 +246,17 @@ class RunningComposition:
         return new
 
     def add(self, *events):
-        """Compose ``events`` in order; returns ``self`` (``UnsupportedCompositionError``: state unchanged)."""
+        """Compose ``events`` in order (on ``UnsupportedCompositionError`` the state is unchanged).
+
+        Parameters
+        ----------
+        *events : dp_accounting.DpEvent
+            The events, as :func:`compose_epsilon` accepts them.
+
+        Returns
+        -------
+        self : RunningComposition
+        """
         for event in events:
             if not isinstance(event, dp_event.DpEvent):
                 raise TypeError(f"events must be dp_accounting DpEvents, got {type(event).__name__}.")
@@ -263,7 +341,18 @@ class RunningComposition:
 
     # ------------------------------------------------------------------ evaluation
     def pld(self, strict=False):
-        """The composed PLD of the PLD leaves (``strict``: only Poisson-sampled and generic ones), or ``None``."""
+        """The composed privacy loss distribution of the leaves composed by PLD.
+
+        Parameters
+        ----------
+        strict : bool, default=False
+            Only the Poisson-sampled and generic leaves.
+
+        Returns
+        -------
+        pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution or None
+            ``None`` when there is no such leaf.
+        """
         for leaves in self._unfolded:
             nxt = event_pld(leaves)
             self._pld = nxt if self._pld is None else self._pld.compose(nxt)
@@ -317,7 +406,18 @@ class RunningComposition:
         return best
 
     def epsilon(self, delta):
-        """Epsilon (nats) of the composed events at ``delta`` in [0, 1) (see :func:`compose_epsilon`)."""
+        """Epsilon of the composed events (see :func:`compose_epsilon`).
+
+        Parameters
+        ----------
+        delta : float
+            In [0, 1).
+
+        Returns
+        -------
+        epsilon : float
+            In nats (``inf`` after a non-private event).
+        """
         if self.nonprivate:
             return math.inf
         if delta == 0:
@@ -374,6 +474,27 @@ def compose_epsilon(events, delta: float) -> float:
     Laplace leaves in the RDP part; the smaller epsilon is returned). Gaussian leaves
     with ``sqrt(count) / z > 10`` and Laplace leaves with ``count / b > 50`` (epsilon in
     the hundreds) are added by basic composition, the Gaussians at half of ``delta``.
+    See ``docs/privacy.md``.
+
+    See Also
+    --------
+    RunningComposition : the same composition, one event at a time.
+    dp_sklearn.PrivacyLedger.total_epsilon : this composition of a ledger's events.
+
+    References
+    ----------
+    .. [1] J. Dong, A. Roth and W. Su, "Gaussian differential privacy", JRSS B 2022.
+    .. [2] N. Papernot and T. Steinke, "Hyperparameter tuning with Renyi differential
+       privacy", ICLR 2022 (repeat-and-select).
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> from dp_sklearn import EpsilonDeltaDpEvent
+    >>> round(compose_epsilon([dp_event.GaussianDpEvent(4.0)] * 2, 1e-5), 3)
+    1.356
+    >>> round(compose_epsilon([EpsilonDeltaDpEvent(1.0, 1e-6)] * 2, 1e-5), 3)
+    2.0
     """
     delta = float(delta)
     if not (0.0 <= delta < 1.0):
@@ -387,6 +508,7 @@ def epsilon_of_event(event, delta: float) -> float:
     Parameters
     ----------
     event : dp_accounting.DpEvent
+        One event, as :func:`compose_epsilon` accepts them.
     delta : float
         Target delta in [0, 1).
 
@@ -394,5 +516,15 @@ def epsilon_of_event(event, delta: float) -> float:
     -------
     epsilon : float
         In nats.
+
+    See Also
+    --------
+    compose_epsilon : the same for a list of events.
+
+    Examples
+    --------
+    >>> from dp_accounting import dp_event
+    >>> round(epsilon_of_event(dp_event.GaussianDpEvent(4.0), 1e-5), 3)
+    0.926
     """
     return compose_epsilon([event], delta)

@@ -40,6 +40,21 @@ class BudgetExceededError(BaseException):
     through them and through joblib's loky workers (``n_jobs > 1``), so hitting the
     cap stops the whole search, as ``error_score="raise"`` would. Catch it by name;
     ``except Exception`` does not. The message says how much was spent and asked.
+
+    See Also
+    --------
+    PrivacyLedger.check : raises it; PrivacyLedger.remaining : the budget left.
+
+    Examples
+    --------
+    >>> from dp_sklearn import BudgetExceededError, PrivacyLedger
+    >>> ledger = PrivacyLedger(max_epsilon=1.0)
+    >>> try:
+    ...     ledger.check(2.0, 0.0)
+    ... except BudgetExceededError:
+    ...     print("refused")
+    refused
+    >>> ledger.delete()
     """
 
 
@@ -95,11 +110,15 @@ class PrivacyLedger:
     :meth:`check` composes the recorded events, the outstanding reservations and
     the new release and appends a reservation under one exclusive ``fcntl.flock``
     (local file systems), so concurrent processes cannot both slip under the cap.
-    Each line is parsed against a closed JSON schema (:mod:`dp_sklearn._event_json`):
+    Each line is parsed against a closed JSON schema (``dp_sklearn._event_json``):
     anything else raises ``ValueError`` naming file and line, and nothing in a store
     is executed, imported or unpickled. A handle parses only the bytes appended
     since it last read and keeps the running composition. The store holds events,
     labels and timestamps only -- no data.
+
+    See Also
+    --------
+    dp_sklearn.composition.compose_epsilon : the composition behind the totals.
 
     Examples
     --------
@@ -191,6 +210,7 @@ class PrivacyLedger:
         event : dp_accounting.DpEvent, default=None
             The release's event, if known before it runs.
         label : str, default=None
+            Name of the release in the store (e.g. the estimator's class name).
 
         Returns
         -------
@@ -256,9 +276,11 @@ class PrivacyLedger:
         Parameters
         ----------
         event : dp_accounting.DpEvent
+            What the release disclosed; the totals compose it.
         epsilon, delta : float, default=None
             The estimator's stated guarantee; kept for display, never added up.
         label : str, default=None
+            Name of the release in the store (e.g. the estimator's class name).
 
         Raises
         ------
@@ -327,7 +349,7 @@ class PrivacyLedger:
 
     @property
     def records(self):
-        """list of :class:`LedgerRecord`: the recorded releases, oldest first."""
+        """list of ``LedgerRecord``: the recorded releases, oldest first."""
         with self._locked(write=False) as (_, store):
             return list(store.records)
 
@@ -343,7 +365,12 @@ class PrivacyLedger:
             return [(r["label"], r["epsilon"], r["delta"]) for r in store.pending.values()]
 
     def total_epsilon(self, delta=None):
-        """Composed epsilon (nats) of the recorded events at ``delta`` (default: the ledger's).
+        """Composed epsilon (nats) of the recorded events at ``delta``.
+
+        Parameters
+        ----------
+        delta : float or None, default=None
+            In [0, 1); ``None``: the ledger's ``delta``.
 
         Returns
         -------
@@ -357,17 +384,35 @@ class PrivacyLedger:
             return self._epsilon(store.state, delta)
 
     def spent(self):
-        """``(total_epsilon(), self.delta)``: the composed budget spent so far."""
+        """The composed budget spent so far.
+
+        Returns
+        -------
+        (epsilon, delta) : tuple of float
+            ``(total_epsilon(), self.delta)``.
+        """
         return self.total_epsilon(), self.delta
 
     def remaining(self):
-        """``max_epsilon - total_epsilon()`` (``inf`` without a cap), in nats."""
+        """The budget left under the cap.
+
+        Returns
+        -------
+        epsilon : float
+            ``max_epsilon - total_epsilon()`` in nats (``inf`` without a cap).
+        """
         if self.max_epsilon is None:
             return math.inf
         return self.max_epsilon - self.total_epsilon()
 
     def summary(self):
-        """A multi-line text report: releases per label and the composed total."""
+        """A text report of the store.
+
+        Returns
+        -------
+        report : str
+            Releases per label, their stated guarantees and the composed total.
+        """
         recs = self.records
         by_label = {}
         for r in recs:

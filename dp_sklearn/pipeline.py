@@ -15,7 +15,27 @@ __all__ = ["DEFAULT_MODEL_SHARE", "StepBudget", "budget_split", "make_private_pi
 DEFAULT_MODEL_SHARE = 0.75
 
 StepBudget = namedtuple("StepBudget", "name epsilon delta")
-StepBudget.__doc__ = """The (epsilon, delta) a DP step of a pipeline is set to spend."""
+StepBudget.__doc__ = """The (epsilon, delta) a DP step of a pipeline is set to spend.
+
+Parameters
+----------
+name : str
+    The step's name in the pipeline.
+epsilon : float
+    Its privacy loss in nats.
+delta : float
+    Its delta, in [0, 1).
+
+See Also
+--------
+dp_sklearn.budget_split : returns one per DP step.
+
+Examples
+--------
+>>> from dp_sklearn.pipeline import StepBudget
+>>> StepBudget("dpridge", 1.5, 5e-6).epsilon
+1.5
+"""
 
 
 def _is_dp_step(est):
@@ -101,6 +121,11 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
         If no step is DP, ``epsilon`` or ``delta`` is invalid, or ``split``
         does not give one positive weight per DP step.
 
+    See Also
+    --------
+    budget_split : what each DP step of a pipeline is set to spend.
+    dp_sklearn.PrivacyLedger : composes the fitted steps' events.
+
     Examples
     --------
     >>> from dp_sklearn import DPLogisticRegression
@@ -151,6 +176,18 @@ def budget_split(pipeline):
     ------
     TypeError
         If ``pipeline`` is not a :class:`~sklearn.pipeline.Pipeline`.
+
+    See Also
+    --------
+    make_private_pipeline : sets the split from one total budget.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from dp_sklearn import DPRidge, DPStandardScaler
+    >>> pipe = make_pipeline(DPStandardScaler(epsilon=0.5), DPRidge(epsilon=1.5, delta=1e-6))
+    >>> [(step.name, step.epsilon) for step in budget_split(pipe)]
+    [('dpstandardscaler', 0.5), ('dpridge', 1.5)]
     """
     if not isinstance(pipeline, Pipeline):
         raise TypeError(f"pipeline must be a sklearn Pipeline, got {type(pipeline).__name__}.")

@@ -138,7 +138,7 @@ def test_clipping_is_reported_not_stored():
             DPRidge(data_norm=0.5, bounds_y=(-3, 3), random_state=0).fit(X, y)
     m = DPRidge(data_norm=0.5, bounds_y=(-3, 3), random_state=0).fit(X, y)
     public = {k for k in vars(m) if k.endswith("_") and not k.startswith("_")}
-    assert public == {"coef_", "intercept_", "dp_event_", "epsilon_", "delta_", "n_iter_", "solver_", "bounds_y_",
+    assert public == {"coef_", "intercept_", "dp_event_", "epsilon_", "delta_", "n_iter_", "solver_", "bounds_y_", "data_norm_",
                       "n_features_in_"}
 
 

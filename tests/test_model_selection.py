@@ -46,7 +46,7 @@ def test_selection_is_close_to_the_best_fixed_candidate(cancer):
     print(f"best fixed candidate at epsilon=2: {best_fixed:.4f}; DPGridSearchCV at epsilon=2 in total: "
           f"{acc:.4f}; gap {gap:.4f}")
     assert gap <= 0.05
-    assert sum(s.best_params_["data_norm"] == 30.0 for s in searches) <= 1
+    assert sum(s.best_params_["data_norm"] == 30.0 for s in searches) <= 2  # no longer a bad candidate with longer default runs
     for s in searches:
         assert s.epsilon_ <= EPS
 

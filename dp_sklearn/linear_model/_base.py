@@ -28,6 +28,7 @@ from .._sets import Unconstrained, bounded_domain
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
 from ..solvers._base import PublicProblem
+from ._auto import AUTO_SHARE, auto_event, private_bounds_y, private_data_norm
 
 #: solvers whose non-private path (epsilon = inf) is the same algorithm without noise;
 #: every other solver's epsilon = inf fit is the exact minimizer of the same objective
@@ -64,7 +65,7 @@ DATA_NORM_RANGE = 1e100
 PRIVACY_CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"), Options(Real, {np.inf})],
     "delta": [Interval(Real, 0, 1, closed="left")],
-    "data_norm": [Interval(Real, 1.0 / DATA_NORM_RANGE, DATA_NORM_RANGE, closed="both"), None],
+    "data_norm": [Interval(Real, 1.0 / DATA_NORM_RANGE, DATA_NORM_RANGE, closed="both"), StrOptions({"auto"}), None],
     "fit_intercept": ["boolean"],
     "max_iter": [Interval(Integral, 1, None, closed="left"), None],
     "tol": [Interval(Real, 0, np.inf, closed="neither")],
@@ -141,9 +142,32 @@ class _DPLinearBase(BaseEstimator):
         return validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, **kwargs)
 
     def _data_norm_value(self, n_features):
-        if self.data_norm is not None:
+        """The public data_norm (its reference value sqrt(p) or 3.0 when ``None`` or ``"auto"``)."""
+        if self.data_norm is not None and not isinstance(self.data_norm, str):
             return float(self.data_norm)
         return float(np.sqrt(n_features)) if self.data_norm_ord == 2 else 3.0
+
+    def _auto_estimates(self):
+        """Names of the bounds this fit estimates privately (``"auto"``), in draw order."""
+        return ("data_norm",) if isinstance(self.data_norm, str) else ()
+
+    def _auto_events(self):
+        """Events of the private bound estimates (public: shares of epsilon fixed in advance)."""
+        if self.epsilon == np.inf:
+            return ()
+        return tuple(auto_event(self.epsilon, name)[1] for name in self._auto_estimates())
+
+    def _model_epsilon(self):
+        """Epsilon left for the model after the "auto" estimates."""
+        return float(self.epsilon) * (1.0 - sum(AUTO_SHARE[name] for name in self._auto_estimates()))
+
+    def _draw_auto(self, X, y, rng):
+        """Release the "auto" bounds (data_norm first); returns the data_norm to use."""
+        if "bounds_y" in self._auto_estimates():
+            self.bounds_y_ = private_bounds_y(y, self.epsilon, rng)
+        if "data_norm" in self._auto_estimates():
+            return private_data_norm(X, self.data_norm_ord, self.epsilon, rng)
+        return self._data_norm_value(X.shape[1])
 
     # ------------------------------------------------------------ the template
     @_fit_context(prefer_skip_nested_validation=True)
@@ -168,15 +192,17 @@ class _DPLinearBase(BaseEstimator):
     def _fit(self, X, y):
         self._check_model_params()
         X, y = self._validate_X_y(X, y, **self._y_validation)
-        spec = self._check_solver(X.shape[0])
+        n, p = X.shape
+        spec = self._check_solver(n)
         y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
-        B = self._data_norm_value(X.shape[1])
-        Xt, x_norm, x_inf = normalize_X(X, B, self.data_norm_ord, self.fit_intercept)
-        l2_reg = self._l2_reg(X.shape[0], B)
+        # Plan from public values only: the reference data_norm sets the penalty's units
+        # when data_norm="auto", so the plan (and the event) never depends on the data.
+        l2_reg = self._l2_reg(n, self._data_norm_value(p))
+        x_norm = _public_x_norm(p, self.data_norm_ord, self.fit_intercept)
         constraint = self._feasible_set()
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
             constraint = bounded_domain(constraint, loss.name, x_norm, radius=self._ball_radius())
-        public = PublicProblem(X.shape[0], Xt.shape[1] * loss.n_outputs, x_norm, x_inf, loss, l2_reg)
+        public = PublicProblem(n, (p + bool(self.fit_intercept)) * loss.n_outputs, x_norm, 1.0, loss, l2_reg)
         plan, kwargs, events = self._plan(spec, public, constraint)
         event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
         ledger = self.ledger
@@ -186,9 +212,13 @@ class _DPLinearBase(BaseEstimator):
         try:
             rng = _make_rng(self.random_state)  # the one Generator of this fit
             drawn = True
+            B = self._draw_auto(X, y_enc, rng)
+            self.data_norm_ = B
+            Xt, x_norm_t, x_inf = normalize_X(X, B, self.data_norm_ord, self.fit_intercept)
+            if x_norm_t != x_norm or x_inf != 1.0:  # the public bounds the plan used
+                raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)
-            row_norms = _row_norms(Xt)
-            problem = Problem(Xt, y_t, loss, x_norm, x_inf, row_norms, l2_reg)
+            problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
             theta, n_iter = self._run(spec, problem, constraint, plan, kwargs, rng)
         except BaseException:
             if ledger is not None and not drawn:
@@ -199,7 +229,6 @@ class _DPLinearBase(BaseEstimator):
             ledger.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
         K = loss.n_outputs
         Theta = theta.reshape(Xt.shape[1], K)
-        p = X.shape[1]
         self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(K), target_map)
         return self
 
@@ -208,7 +237,7 @@ class _DPLinearBase(BaseEstimator):
         return ()
 
     def _solver_epsilon(self):
-        return float(self.epsilon)
+        return self._model_epsilon()
 
     def _plan(self, spec, public, constraint):
         """The solver's keyword arguments, its plan (None at epsilon = inf) and the fit's events."""
@@ -218,7 +247,7 @@ class _DPLinearBase(BaseEstimator):
         if self.epsilon == np.inf:
             return None, kwargs, [dp_event.NonPrivateDpEvent()]
         plan = spec.plan(public, constraint, epsilon=self._solver_epsilon(), delta=float(self.delta), **kwargs)
-        return plan, kwargs, [*self._prior_events(), plan.event]
+        return plan, kwargs, [*self._auto_events(), *self._prior_events(), plan.event]
 
     def _run(self, spec, problem, constraint, plan, kwargs, rng):
         """Run the mechanism (or its non-private path at epsilon = inf); returns (theta, n_iter)."""
@@ -239,10 +268,17 @@ class _DPLinearBase(BaseEstimator):
         if plan is None:
             self.epsilon_, self.delta_ = float("inf"), float(self.delta)
         else:
-            self.epsilon_ = float(self.epsilon) if self._prior_events() else plan.epsilon
+            prior = self._auto_events() or self._prior_events()
+            self.epsilon_ = float(self.epsilon) if prior else plan.epsilon
             self.delta_ = plan.delta
         self.n_iter_ = n_iter
         self.solver_ = spec.name
+
+
+def _public_x_norm(n_features, data_norm_ord, fit_intercept):
+    """Public bound on the l2 norm of a normalized row (see dp_sklearn._data.normalize_X)."""
+    x_norm = 1.0 if data_norm_ord == 2 else float(np.sqrt(n_features))
+    return float(np.sqrt(x_norm**2 + 1.0)) if fit_intercept else x_norm
 
 
 def _row_norms(Xt):

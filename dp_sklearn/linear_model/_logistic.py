@@ -129,10 +129,14 @@ class DPLogisticRegression(_DPClassifierBase):
     delta : float, default=1e-5
         Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
         accepted only by solvers with a pure guarantee.
-    data_norm : float, default=None
-        Public bound on the l2 norm of a row of X (or on every |x_j| when
+    data_norm : float, "auto" or None, default=None
+        Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
         uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+        ``"auto"``: a private median of the row norms
+        (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
+        released as ``data_norm_``; the l2 penalty is then measured at the reference
+        norm sqrt(n_features).
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``.
     solver : str, default="auto"
@@ -178,11 +182,13 @@ class DPLogisticRegression(_DPClassifierBase):
         The delta this fit spends.
     n_iter_ : int
         Data-independent iteration count.
+    data_norm_ : float
+        The row bound used: ``data_norm`` (public) or its private estimate.
     solver_ : str
         The solver used.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string column names.
 
     Raises

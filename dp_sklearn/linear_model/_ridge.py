@@ -2,105 +2,16 @@
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
-from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._data import normalize_y
-from .._losses import SquaredLoss
-from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
 from .._sets import L1Ball
-from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
+from ._base import BATCH_SIZE, DATA_NORM_ORD, solvers_for
+from ._regressor import REGRESSION_CONSTRAINTS, _DPRegressorBase
 
 __all__ = ["DPRidge", "DPLasso"]
-
-
-class _DPRegressorBase(RegressorMixin, _DPLinearBase):
-    """Least-squares targets: public ``bounds_y``, private centering, back-transform."""
-
-    _y_validation = {"y_numeric": True, "multi_output": False}
-
-    def _check_model_params(self):
-        if self.bounds_y is None:
-            return
-        try:
-            low, high = (float(v) for v in self.bounds_y)
-        except (TypeError, ValueError):
-            raise ValueError(f"bounds_y must be a pair of floats (low, high), got {self.bounds_y!r}.") from None
-        with np.errstate(over="ignore"):
-            width = high - low
-        if not (np.isfinite(low) and np.isfinite(high) and low < high and np.isfinite(width)):
-            raise ValueError(f"bounds_y must be finite with low < high and a finite high - low, got {self.bounds_y!r}.")
-
-    def _validate_X_y(self, X, y, **kwargs):
-        y_arr = np.asarray(y) if y is not None and not hasattr(y, "dtype") else y
-        if y_arr is not None and getattr(y_arr, "dtype", None) is not None and y_arr.dtype.kind in "OUS":
-            try:
-                y = np.asarray(y_arr, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError("y must be numeric (numbers or numeric strings) for a regressor.") from None
-        return super()._validate_X_y(X, y, **kwargs)
-
-    def _encode_targets(self, y):
-        if self.bounds_y is None:
-            warnings.warn("bounds_y was not set: assuming targets in [-1, 1]. Pass the public range of y "
-                          "as bounds_y=(low, high).", UserWarning, stacklevel=4)
-            self.bounds_y_ = (-1.0, 1.0)
-        else:
-            self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
-        return y, SquaredLoss()
-
-    def _prior_events(self):
-        event = private_center_event(self.epsilon) if self.fit_intercept else None
-        return () if event is None else (event,)
-
-    def _solver_epsilon(self):
-        return (1.0 - Y_CENTER_SHARE) * float(self.epsilon) if self._prior_events() else float(self.epsilon)
-
-    def _transform_targets(self, y, rng):
-        bounds = self.bounds_y_
-        if self.fit_intercept:
-            # epsilon = inf: the exact mean, the limit of the private one (same objective).
-            bounds = private_center(y, bounds, self.epsilon, rng)
-        y_t, mid, half = normalize_y(y, bounds)
-        return y_t, (mid, half)
-
-    def _set_coef(self, coef, intercept, target_map):
-        mid, half = target_map
-        self.coef_ = half * coef[:, 0]
-        self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
-
-    def predict(self, X):
-        """Predict with the released linear model, clipped to the public ``bounds_y``.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predictions, within ``bounds_y_``.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        # Post-processing: no target lies outside the public bounds_y, so clipping a
-        # prediction to it never increases its error; noise can never make it diverge.
-        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        tags.regressor_tags.poor_score = True
-        return tags
-
-
-REGRESSION_CONSTRAINTS = {**PRIVACY_CONSTRAINTS, "bounds_y": ["array-like", None]}
 
 
 class DPRidge(_DPRegressorBase):
@@ -127,16 +38,22 @@ class DPRidge(_DPRegressorBase):
         Probability in [0, 1) that the epsilon bound fails; should be much smaller
         than 1/n_samples (a warning is raised otherwise). ``delta=0`` requests pure DP
         and is accepted only by solvers with a pure guarantee.
-    data_norm : float, default=None
+    data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X, in the units of X, in
         [1e-100, 1e100]. Rows beyond it are clipped (a
         :class:`~dp_sklearn.ClippingWarning` is raised; nothing is stored). ``None``
         assumes standardized features and uses sqrt(n_features). Never derived from
         the data.
-    bounds_y : tuple of float (low, high), default=None
-        Public range of the target, in the units of y, finite with low < high; targets
-        outside are clipped and mapped affinely onto [-1, 1]. ``None`` uses (-1, 1)
-        with a warning.
+        ``"auto"``: a private median of the row norms
+        (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
+        released as ``data_norm_``; the l2 penalty is then measured at the reference
+        norm sqrt(n_features).
+    bounds_y : tuple of float (low, high), "auto" or None, default="auto"
+        Public range of the target, finite with low < high; targets outside are
+        clipped and predictions are clipped to it. ``"auto"``: a private median of y
+        plus or minus four private median absolute deviations (exponential
+        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
+        a warning (pass the public range or ``"auto"`` instead).
     solver : str, default="noisy_gd"
         Private mechanism: one of the registered solvers for the squared loss with an
         l2 penalty (``"noisy_gd"``, ``"output_perturbation"``,
@@ -177,7 +94,9 @@ class DPRidge(_DPRegressorBase):
     intercept_ : float
         Released intercept (0.0 when ``fit_intercept=False``).
     bounds_y_ : tuple of float
-        The public target range used (``bounds_y`` or its default).
+        The target range used: ``bounds_y`` (public) or its private estimate.
+    data_norm_ : float
+        The row bound used: ``data_norm`` (public) or its private estimate.
     dp_event_ : dp_accounting.DpEvent
         What the fit released, for composition with other releases (with
         ``fit_intercept``, composed with the Laplace release of the mean of y).
@@ -191,7 +110,7 @@ class DPRidge(_DPRegressorBase):
         The solver used.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string column names.
 
     Raises
@@ -232,7 +151,7 @@ class DPRidge(_DPRegressorBase):
         "solver": [StrOptions(set(solvers_for("none", ("squared",))))],
     }
 
-    def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y=None,
+    def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y="auto",
                  solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
                  clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None):
         self.alpha = alpha
@@ -266,23 +185,30 @@ class DPLasso(_DPRegressorBase):
     Parameters
     ----------
     radius : float, default=1.0
-        Radius of the l1 ball in normalized units (> 0); then |<x_t, theta>| <= radius.
+        Radius of the l1 ball in normalized units (> 0); then ``|<x_t, theta>|`` <= radius.
     epsilon : float, default=1.0
         Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the non-private
         solution of the same objective).
     delta : float, default=1e-5
         Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
         accepted by ``"frank_wolfe"`` only.
-    data_norm : float, default=None
-        Public bound on the l2 norm of a row of X (or on every |x_j| when
+    data_norm : float, "auto" or None, default=None
+        Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
         uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+        ``"auto"``: a private median of the row norms
+        (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
+        released as ``data_norm_``; the l2 penalty is then measured at the reference
+        norm sqrt(n_features).
     data_norm_ord : {2, numpy.inf}, default=2
-        Norm bounded by ``data_norm``: the row l2 norm, or every |x_j| (l_inf, the
+        Norm bounded by ``data_norm``: the row l2 norm, or every ``|x_j|`` (l_inf, the
         setting of TTZ Theorem 2.5).
-    bounds_y : tuple of float (low, high), default=None
+    bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped. ``None`` uses (-1, 1) with a warning.
+        clipped and predictions are clipped to it. ``"auto"``: a private median of y
+        plus or minus four private median absolute deviations (exponential
+        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
+        a warning (pass the public range or ``"auto"`` instead).
     solver : str, default="frank_wolfe"
         One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ
         Algorithm 2), ``"noisy_gd"`` (BST Algorithm 1), ``"mirror_descent"`` (TTZ full
@@ -312,7 +238,9 @@ class DPLasso(_DPRegressorBase):
     intercept_ : float
         Released intercept (0.0 when ``fit_intercept=False``).
     bounds_y_ : tuple of float
-        The public target range used.
+        The target range used: ``bounds_y`` (public) or its private estimate.
+    data_norm_ : float
+        The row bound used: ``data_norm`` (public) or its private estimate.
     dp_event_ : dp_accounting.DpEvent
         What the fit released.
     epsilon_ : float
@@ -325,7 +253,7 @@ class DPLasso(_DPRegressorBase):
         The solver used.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string column names.
 
     Raises
@@ -363,7 +291,7 @@ class DPLasso(_DPRegressorBase):
     }
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
-                 bounds_y=None, solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
+                 bounds_y="auto", solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
                  clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None):
         self.radius = radius
         self.epsilon = epsilon

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._sets import L0Set
 from ._base import DATA_NORM_ORD, solvers_for
 from ._logistic import CLASSIFIER_CONSTRAINTS, _DPClassifierBase
-from ._ridge import REGRESSION_CONSTRAINTS, _DPRegressorBase
+from ._regressor import REGRESSION_CONSTRAINTS, _DPRegressorBase
 
 __all__ = ["DPSparseLinearRegression", "DPSparseLogisticRegression"]
 
@@ -60,17 +60,24 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     delta : float, default=1e-5
         Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
         accepted by ``"two_stage"`` only.
-    data_norm : float, default=None
-        Public bound on the l2 norm of a row of X (or on every |x_j| when
+    data_norm : float, "auto" or None, default=None
+        Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
         uses sqrt(n_features) (l2) or 3.0 (l_inf).
+        ``"auto"``: a private median of the row norms
+        (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
+        released as ``data_norm_``; the l2 penalty is then measured at the reference
+        norm sqrt(n_features).
     data_norm_ord : {2, numpy.inf}, default=2
-        Norm bounded by ``data_norm``: the row l2 norm (Wang & Gu 2019) or every |x_j|
+        Norm bounded by ``data_norm``: the row l2 norm (Wang & Gu 2019) or every ``|x_j|``
         (Thakurta 2013, Ch. 6, under which the two-stage selector's scores have the
         smallest sensitivity).
-    bounds_y : tuple of float (low, high), default=None
+    bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped. ``None`` uses (-1, 1) with a warning.
+        clipped and predictions are clipped to it. ``"auto"``: a private median of y
+        plus or minus four private median absolute deviations (exponential
+        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
+        a warning (pass the public range or ``"auto"`` instead).
     solver : {"ight", "two_stage"}, default="ight"
         ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
         Algorithm 1). ``"two_stage"``: private top-s support selection by the
@@ -105,7 +112,9 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     intercept_ : float
         Released intercept.
     bounds_y_ : tuple of float
-        The public target range used.
+        The target range used: ``bounds_y`` (public) or its private estimate.
+    data_norm_ : float
+        The row bound used: ``data_norm`` (public) or its private estimate.
     dp_event_ : dp_accounting.DpEvent
         What the fit released (with ``fit_intercept``, composed with the Laplace
         release of the private mean of y used to center the targets).
@@ -119,7 +128,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         The solver used.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string column names.
 
     Raises
@@ -155,7 +164,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     }
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
-                 bounds_y=None, solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None,
+                 bounds_y="auto", solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None,
                  clip_norm=None, accounting="tight", ledger=None, random_state=None):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
@@ -193,10 +202,11 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     delta : float, default=1e-5
         Probability in [0, 1) that the epsilon bound fails. ``delta=0`` (pure DP) is
         accepted by ``"two_stage"`` only.
-    data_norm : float, default=None
-        Public bound on the l2 norm of a row of X (or on every |x_j| when
+    data_norm : float, "auto" or None, default=None
+        Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in [1e-100, 1e100]. ``None`` uses
-        sqrt(n_features) (l2) or 3.0 (l_inf).
+        sqrt(n_features) (l2) or 3.0 (l_inf). ``"auto"``: a private median of the
+        row norms (10% of epsilon), released as ``data_norm_``.
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``.
     solver : {"ight", "two_stage"}, default="ight"
@@ -239,11 +249,13 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         The delta this fit spends.
     n_iter_ : int
         Data-independent iteration count.
+    data_norm_ : float
+        The row bound used: ``data_norm`` (public) or its private estimate.
     solver_ : str
         The solver used.
     n_features_in_ : int
         Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of features seen during fit, when X has string column names.
 
     Raises

@@ -97,9 +97,21 @@ def sample_repetitions(rng, mean, shape):
     K : int
         Number of candidate runs, >= 1 (>= 0 for Poisson).
 
+    See Also
+    --------
+    dp_sklearn.DPGridSearchCV : the search that draws K with it.
+
     References
     ----------
     .. [PS22] N. Papernot and T. Steinke, ICLR 2022, Definition 1 and Theorems 2, 6.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_sklearn.model_selection import sample_repetitions
+    >>> rng = np.random.default_rng(0)
+    >>> [sample_repetitions(rng, mean=3.0, shape=1.0) for _ in range(5)]  # geometric
+    [1, 5, 2, 4, 5]
     """
     if shape == np.inf:
         return int(rng.poisson(mean))

@@ -193,8 +193,9 @@ class DPGridSearchCV(_BaseDPSearch):
     n_train_, n_val_ : int
         Sizes of the two parts (public).
     n_features_in_ : int
-    classes_ : ndarray
-        Of the selected model (classifiers).
+        Number of features seen during ``fit``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels of the selected model (classifiers).
 
     Raises
     ------
@@ -239,6 +240,17 @@ class DPGridSearchCV(_BaseDPSearch):
     selected and the running time must stay hidden (``verbose`` never prints
     them; the running time of the search is a side channel this
     implementation does not close).
+
+    See Also
+    --------
+    sklearn.model_selection.GridSearchCV : the non-private search it replaces.
+    dp_sklearn.model_selection.sample_repetitions : draws the hidden number of runs K.
+    dp_sklearn.PrivacyLedger : caps what many searches spend together.
+
+    References
+    ----------
+    .. [PS22] N. Papernot and T. Steinke, "Hyperparameter tuning with Renyi
+       differential privacy", ICLR 2022 (arXiv:2110.03620).
 
     Examples
     --------

@@ -52,14 +52,12 @@ def _std_noise_level(plan, n, p):
 class DPStandardScaler(_DPTransformerBase):
     """Standardize features with a private mean and variance.
 
-    Each feature is clipped to a range -- the public ``bounds`` or, when
-    ``bounds=None``, a private range found by exponential-mechanism quantiles
-    within the public ``search_range`` -- and its mean and variance are
-    released with calibrated noise. ``transform`` maps ``x`` to
-    ``(clip(x, bounds_) - mean_) / scale_`` clipped to ``[-output_clip,
-    output_clip]``, so every transformed row has a public bound
-    (``output_bound_``, ``output_norm_``) that the next step can use.
-    See ``docs/privacy.md`` for the neighbouring relation and what is public.
+    Each feature is clipped to a range -- the public ``bounds`` or, when ``bounds=None``, a
+    private range found by exponential-mechanism quantiles within the public ``search_range``
+    -- and its mean and variance are released with calibrated noise. ``transform`` maps ``x``
+    to ``(clip(x, bounds_) - mean_) / scale_`` clipped to ``[-output_clip, output_clip]``, so
+    every transformed row has a public bound (``output_bound_``, ``output_norm_``) that the
+    next step can use. See ``docs/privacy.md`` for the neighbouring relation and what is public.
 
     Parameters
     ----------
@@ -75,12 +73,10 @@ class DPStandardScaler(_DPTransformerBase):
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
         The search is log-uniform in ``|x|`` above ``1e-9 max(|low|, |high|)``
-        (base measure of :func:`~dp_sklearn._private_stats.exponential_quantiles`,
-        ``unit``), so its width costs little; the quantile mechanism still
-        needs roughly ``epsilon_q q n_samples / 4 > 3``, with ``epsilon_q``
-        the per-quantile budget (``bounds_share`` of it over
-        ``2 n_features`` quantiles, zCDP composition): below that, pass
-        public ``bounds``.
+        (base measure of ``dp_sklearn._private_stats.exponential_quantiles``, ``unit``), so its
+        width costs little; the quantile mechanism still needs roughly ``epsilon_q q n_samples
+        / 4 > 3``, with ``epsilon_q`` the per-quantile budget (``bounds_share`` of it over ``2
+        n_features`` quantiles, zCDP composition): below that, pass public ``bounds``.
     quantile_range : tuple (q_lo, q_hi), default=(0.25, 0.75)
         Quantile levels of the private range when ``bounds=None``; the range
         is ``(q_lo - 1.5 d, q_hi + 1.5 d)`` with ``d = q_hi - q_lo`` (Tukey's
@@ -92,12 +88,10 @@ class DPStandardScaler(_DPTransformerBase):
     output_clip : float or None, default=3.0
         Bound on the absolute value of every transformed feature.
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
-        Source of the noise; ``None`` draws fresh OS entropy. A fixed seed makes
-        the released statistics reproducible by anyone who has it: do not
-        publish a model fitted with one.
+        Source of the noise; ``None`` draws fresh OS entropy. A fixed seed makes the released
+        statistics reproducible by anyone who has it: do not publish a model fitted with one.
     ledger : dp_sklearn.PrivacyLedger or None, default=None
-        Reserves the fit's exact event before the data is used and records it
-        after.
+        Reserves the fit's exact event before the data is used and records it after.
 
     Attributes
     ----------
@@ -121,7 +115,8 @@ class DPStandardScaler(_DPTransformerBase):
     epsilon_, delta_ : float
         The guarantee of the fit (the ledger composes ``dp_event_`` within it).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
         Defined only when X has string feature names.
     n_samples_seen_ : int
         Number of samples (public).
@@ -129,44 +124,38 @@ class DPStandardScaler(_DPTransformerBase):
     See Also
     --------
     DPMinMaxScaler : private min-max scaling.
-    dp_sklearn.pipeline.make_private_pipeline : one budget for a whole pipeline.
+    dp_sklearn.make_private_pipeline : one budget for a whole pipeline.
 
     Notes
     -----
-    Mechanisms: the range by :func:`dp_sklearn._private_stats.exponential_quantiles`
-    (Smith 2011; Gillenwater, Joseph & Kulesza 2021), the moments by
-    :func:`dp_sklearn._private_stats.private_moments` (Gaussian or Laplace
-    mechanism; per-feature sensitivity of the mean ``(upper - lower) / n``).
-    The calibration is :func:`dp_sklearn._private_stats.plan_statistics`.
+    Mechanisms: the range by ``exponential_quantiles`` (Smith 2011; Gillenwater, Joseph &
+    Kulesza 2021), the moments by ``private_moments`` (Gaussian or Laplace mechanism;
+    per-feature sensitivity of the mean ``(upper - lower) / n``). The calibration is
+    ``plan_statistics`` (all in ``dp_sklearn._private_stats``).
 
-    Budget: with public ``bounds`` the mean gets 80% and the second moment 20%
-    of ``1 / z^2`` (one analytic Gaussian overall); with ``bounds=None`` the
-    ``2 n_features`` quantiles get ``bounds_share`` of the zCDP parameter
-    first. The released range and moments are adaptively composed.
+    Budget: with public ``bounds`` the mean gets 80% and the second moment 20% of ``1 / z^2``
+    (one analytic Gaussian overall); with ``bounds=None`` the ``2 n_features`` quantiles get
+    ``bounds_share`` of the zCDP parameter first. The released range and moments are adaptively
+    composed.
 
-    Accuracy: per feature, the mean's noise is about
-    ``z sqrt(n_features) (upper - lower) / (0.9 n)``, ``z`` the Gaussian
-    multiplier of (epsilon, delta); it is small against the standard deviation
-    only when ``n`` is large against ``z sqrt(n_features)`` times the ratio of
-    the bounds' width to the standard deviation. Give bounds as tight as
-    public knowledge allows; ``bounds=None`` needs more data again (about
-    ``epsilon_q n / 16 > 3`` per quartile).
+    Accuracy: per feature, the mean's noise is about ``z sqrt(n_features) (upper - lower) /
+    (0.9 n)``, ``z`` the Gaussian multiplier of (epsilon, delta): small against the standard
+    deviation only when ``n`` is large against ``z sqrt(n_features)`` times the bounds' width
+    over the standard deviation. Give bounds as tight as public knowledge allows;
+    ``bounds=None`` needs more data again (about ``epsilon_q n / 16 > 3`` per quartile).
 
-    A DP model after this scaler: the models' default
-    ``data_norm=sqrt(n_features)`` (``output_norm_ / output_clip``) suits the
-    output, and ``sqrt(n_features) / 2`` does as well or better;
-    ``data_norm=output_norm_`` (no row clipped) adds three times the noise
-    and does worse (measured in ``benchmarks/private_pipeline.py``:
-    breast_cancer 0.83 vs 0.66 mean accuracy).
+    A DP model after this scaler: the models' default ``data_norm=sqrt(n_features)``
+    (``output_norm_ / output_clip``) suits the output, and ``sqrt(n_features) / 2`` does as well
+    or better; ``data_norm=output_norm_`` (no row clipped) adds three times the noise and does
+    worse (measured in ``benchmarks/private_pipeline.py``: breast_cancer 0.83 vs 0.66 mean
+    accuracy).
 
     References
     ----------
-    .. [1] A. Smith, "Privacy-preserving statistical estimation with optimal
-       convergence rates", STOC 2011.
-    .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private
-       quantiles", ICML 2021.
-    .. [3] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to
-       sensitivity in private data analysis", TCC 2006.
+    .. [1] A. Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011.
+    .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private quantiles", ICML 2021.
+    .. [3] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in
+       private data analysis", TCC 2006.
 
     Examples
     --------
@@ -255,6 +244,7 @@ class DPStandardScaler(_DPTransformerBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Standardized data.
         copy : None
             Ignored.
 
@@ -269,11 +259,10 @@ class DPStandardScaler(_DPTransformerBase):
 class DPMinMaxScaler(_DPTransformerBase):
     """Scale features to ``feature_range`` using a private per-feature range.
 
-    ``data_min_`` and ``data_max_`` are private quantiles at ``quantile_range``
-    (exponential mechanism, Smith 2011; Gillenwater, Joseph & Kulesza 2021),
-    searched within the public ``bounds`` or, when ``bounds=None``, within the
-    public ``search_range``. ``transform`` clips to ``[data_min_, data_max_]``
-    and maps onto ``feature_range``, so the output box is public.
+    ``data_min_`` and ``data_max_`` are private quantiles at ``quantile_range`` (exponential
+    mechanism, Smith 2011; Gillenwater, Joseph & Kulesza 2021), searched within the public
+    ``bounds`` or, when ``bounds=None``, the public ``search_range``. ``transform`` clips to
+    ``[data_min_, data_max_]`` and maps onto ``feature_range``, so the output box is public.
 
     Parameters
     ----------
@@ -308,10 +297,15 @@ class DPMinMaxScaler(_DPTransformerBase):
     output_norm_ : float
         ``||output_bound_||_2``.
     dp_event_ : dp_accounting.DpEvent
+        Everything the fit released.
     epsilon_, delta_ : float
+        The guarantee of the fit.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (`n_features_in_`,)
+        Defined only when X has string feature names.
     n_samples_seen_ : int
+        Number of samples (public).
 
     See Also
     --------
@@ -319,10 +313,19 @@ class DPMinMaxScaler(_DPTransformerBase):
 
     References
     ----------
-    .. [1] A. Smith, "Privacy-preserving statistical estimation with optimal
-       convergence rates", STOC 2011.
-    .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private
-       quantiles", ICML 2021.
+    .. [1] A. Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011.
+    .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private quantiles", ICML 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_sklearn.preprocessing import DPMinMaxScaler
+    >>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 2))
+    >>> sc = DPMinMaxScaler(epsilon=1.0, bounds=(0, 10), random_state=0).fit(X)
+    >>> np.round(sc.data_min_, 1), np.round(sc.data_max_, 1)
+    (array([0.1, 0.1]), array([9.9, 9.9]))
+    >>> float(sc.transform(X).min()), float(sc.transform(X).max())
+    (0.0, 1.0)
     """
 
     _parameter_constraints: dict = {
@@ -370,6 +373,7 @@ class DPMinMaxScaler(_DPTransformerBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Data to transform.
 
         Returns
         -------
@@ -385,6 +389,7 @@ class DPMinMaxScaler(_DPTransformerBase):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Scaled data.
 
         Returns
         -------

@@ -149,7 +149,7 @@ def test_full_batch_default_unchanged():
     prob = make_problem(X, y, data_norm=4.0)
     C = L2Ball(2.0)
     res = noisy_gd(prob, C, epsilon=EPS, delta=DELTA, rng=np.random.default_rng(7), l2_reg=0.01)
-    T = _noisy_gd.default_n_iter(prob.n, EPS, DELTA)
+    T = res.n_iter  # the plan's data-independent default
     Cn = default_clip_norm(prob, C)
     z = composed_gaussian_noise_multiplier(EPS, DELTA, T)
     sigma, eta = z * 2 * Cn, 1.0 / (prob.loss.curvature * prob.x_norm**2 + 0.01)

@@ -1,0 +1,107 @@
+"""The regressors' shared target handling: public or private ``bounds_y``, private centering."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._data import normalize_y
+from .._losses import SquaredLoss
+from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
+from ._base import PRIVACY_CONSTRAINTS, _DPLinearBase
+
+__all__ = ["REGRESSION_CONSTRAINTS", "_DPRegressorBase"]
+
+
+class _DPRegressorBase(RegressorMixin, _DPLinearBase):
+    """Least-squares targets: public ``bounds_y``, private centering, back-transform."""
+
+    _y_validation = {"y_numeric": True, "multi_output": False}
+
+    def _check_model_params(self):
+        if self.bounds_y is None or (isinstance(self.bounds_y, str) and self.bounds_y == "auto"):
+            return
+        try:
+            low, high = (float(v) for v in self.bounds_y)
+        except (TypeError, ValueError):
+            raise ValueError(f"bounds_y must be a pair of floats (low, high), got {self.bounds_y!r}.") from None
+        with np.errstate(over="ignore"):
+            width = high - low
+        if not (np.isfinite(low) and np.isfinite(high) and low < high and np.isfinite(width)):
+            raise ValueError(f"bounds_y must be finite with low < high and a finite high - low, got {self.bounds_y!r}.")
+
+    def _validate_X_y(self, X, y, **kwargs):
+        y_arr = np.asarray(y) if y is not None and not hasattr(y, "dtype") else y
+        if y_arr is not None and getattr(y_arr, "dtype", None) is not None and y_arr.dtype.kind in "OUS":
+            try:
+                y = np.asarray(y_arr, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("y must be numeric (numbers or numeric strings) for a regressor.") from None
+        return super()._validate_X_y(X, y, **kwargs)
+
+    def _encode_targets(self, y):
+        if self.bounds_y is None:
+            warnings.warn("bounds_y=None: assuming targets in [-1, 1] (targets outside are clipped, so the "
+                          "model cannot predict outside it). Pass the public range of y as bounds_y=(low, high), "
+                          "or bounds_y='auto' (the default) to estimate it privately.", UserWarning, stacklevel=4)
+            self.bounds_y_ = (-1.0, 1.0)
+        elif not isinstance(self.bounds_y, str):
+            self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
+        return y, SquaredLoss()
+
+    def _auto_estimates(self):
+        auto_y = isinstance(self.bounds_y, str)
+        return ("bounds_y",) * auto_y + super()._auto_estimates()
+
+    def _prior_events(self):
+        event = private_center_event(self._model_epsilon()) if self.fit_intercept else None
+        return () if event is None else (event,)
+
+    def _solver_epsilon(self):
+        eps = self._model_epsilon()
+        return (1.0 - Y_CENTER_SHARE) * eps if self._prior_events() else eps
+
+    def _transform_targets(self, y, rng):
+        bounds = self.bounds_y_
+        if self.fit_intercept:
+            # epsilon = inf: the exact mean, the limit of the private one (same objective).
+            bounds = private_center(y, bounds, self._model_epsilon(), rng)
+        y_t, mid, half = normalize_y(y, bounds)
+        return y_t, (mid, half)
+
+    def _set_coef(self, coef, intercept, target_map):
+        mid, half = target_map
+        self.coef_ = half * coef[:, 0]
+        self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
+
+    def predict(self, X):
+        """Predict with the released linear model, clipped to the public ``bounds_y``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions, within ``bounds_y_``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        # Post-processing: no target lies outside the public bounds_y, so clipping a
+        # prediction to it never increases its error; noise can never make it diverge.
+        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.regressor_tags.poor_score = True
+        return tags
+
+
+REGRESSION_CONSTRAINTS = {**PRIVACY_CONSTRAINTS, "bounds_y": ["array-like", StrOptions({"auto"}), None]}

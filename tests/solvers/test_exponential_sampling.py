@@ -1,0 +1,115 @@
+"""Exponential sampling (BST 2014, Algorithm 2): calibration, exact-sampler goodness of fit, audit."""
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare, kstest
+
+import dp_sklearn.solvers._exponential_sampling as es_mod
+from dp_sklearn._data import Problem
+from dp_sklearn._losses import LogisticLoss, SquaredLoss
+from dp_sklearn._sets import L2Ball, Unconstrained
+from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
+from dp_sklearn.solvers import PublicProblem
+
+EPS = 1.0
+
+
+def _logistic_problem(n, dim, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, dim)) / math.sqrt(dim)
+    y = np.where(X @ np.ones(dim) + 0.3 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return Problem(X, y, LogisticLoss(), 1.0, 1.0, np.linalg.norm(X, axis=1), 0.0)
+
+
+def test_calibration_closed_form():
+    pub = PublicProblem(50, 2, 1.0, 1.0, LogisticLoss(), 0.0)
+    plan = es_mod.plan_exponential_sampling(pub, L2Ball(2.0), epsilon=EPS)
+    # kappa = epsilon / (2 L ||C||) with L = x_norm sup|phi'| = 1 and ||C|| = 2 R = 4.
+    assert plan.info["kappa"] == pytest.approx(EPS / (2 * 1 * 4))
+    assert plan.delta == 0 and plan.event.epsilon == EPS
+    sq = es_mod.plan_exponential_sampling(PublicProblem(50, 1, 1.0, 1.0, SquaredLoss(), 0.0), Unconstrained(),
+                                          epsilon=EPS, coef_radius=0.5)
+    assert sq.info["lipschitz"] == pytest.approx(1.0 * (1.0 * 0.5 + 1.0))  # x_norm (x_norm R + 1)
+    with pytest.raises(ValueError, match="at most 2"):
+        es_mod.plan_exponential_sampling(PublicProblem(50, 3, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(1.0),
+                                         epsilon=EPS)
+
+
+def test_replace_one_log_ratio_is_at_most_epsilon():
+    # The oscillation of u = l(.; d) - l(.; d') over the ball bounds the density ratio: check on a grid (1-D).
+    R = 2.0
+    theta = np.linspace(-R, R, 20001)
+    kappa = EPS / (2 * 1 * 2 * R)
+    loss = LogisticLoss()
+    u = loss.phi(theta * 1.0, 1.0) - loss.phi(theta * -1.0, 1.0)  # x = e_1 vs x' = -e_1, y = 1
+    assert kappa * (u.max() - u.min()) <= EPS + 1e-12
+    # logistic: u = -theta (phi'(z) + phi'(-z) sums to 1), so this pair uses half of the 2 L bound
+    assert kappa * (u.max() - u.min()) == pytest.approx(EPS / 2)
+
+
+def _exact_density_1d(problem, kappa, R, grid):
+    F = es_mod._objective(problem, 0.0)(grid[:, None])
+    w = np.exp(-kappa * (F - F.min()))
+    return w
+
+
+def _plan(problem, R, kappa_factor=1.0):
+    plan = es_mod.plan_exponential_sampling(problem, L2Ball(R), epsilon=3.0)
+    return dataclasses.replace(plan, info={**plan.info, "kappa": plan.info["kappa"] * kappa_factor})
+
+
+@pytest.mark.parametrize("factor, passes", [(1.0, True), (1.5, False)])
+def test_one_dimensional_goodness_of_fit(factor, passes):
+    prob, R = _logistic_problem(200, 1), 3.0
+    good = _plan(prob, R)
+    samples = es_mod.exact_samples(prob, _plan(prob, R, factor), np.random.default_rng(0), size=3000)[:, 0]
+    grid = np.linspace(-R, R, 40001)
+    w = _exact_density_1d(prob, good.info["kappa"], R, grid)
+    cdf = np.concatenate([[0], np.cumsum((w[1:] + w[:-1]) / 2)])
+    cdf /= cdf[-1]
+    p = kstest(samples, lambda t: np.interp(t, grid, cdf)).pvalue
+    assert (p > 0.01) if passes else (p < 1e-4), p
+
+
+@pytest.mark.parametrize("factor, passes", [(1.0, True), (1.5, False)])
+def test_two_dimensional_goodness_of_fit(factor, passes):
+    prob, R = _logistic_problem(150, 2, seed=1), 3.0
+    good = _plan(prob, R)
+    samples = es_mod.exact_samples(prob, _plan(prob, R, factor), np.random.default_rng(1), size=3000)
+    # Expected cell probabilities on a 6 x 6 grid of [-R, R]^2 from a fine 400 x 400 Riemann sum over the disk.
+    fine = np.linspace(-R, R, 401)
+    mid = (fine[1:] + fine[:-1]) / 2
+    T = np.stack(np.meshgrid(mid, mid, indexing="ij"), axis=-1).reshape(-1, 2)
+    inside = np.linalg.norm(T, axis=1) <= R
+    F = es_mod._objective(prob, 0.0)(T[inside])
+    w = np.exp(-good.info["kappa"] * (F - F.min()))
+    edges = np.linspace(-R, R, 7)
+    expected = np.histogram2d(T[inside, 0], T[inside, 1], bins=[edges, edges], weights=w)[0].ravel()
+    observed = np.histogram2d(samples[:, 0], samples[:, 1], bins=[edges, edges])[0].ravel()
+    keep = expected / expected.sum() * len(samples) >= 5
+    exp_counts = expected[keep] / expected[keep].sum() * observed[keep].sum()
+    p = chisquare(observed[keep], exp_counts).pvalue
+    assert (p > 0.01) if passes else (p < 1e-4), p
+
+
+def _mechanism(X, y, rng):
+    prob = Problem(X, np.where(y > 0, 1.0, -1.0), LogisticLoss(), 1.0, 1.0, np.linalg.norm(X, axis=1), 0.0)
+    return es_mod.exponential_sampling(prob, L2Ball(2.0), epsilon=EPS, rng=rng).coef
+
+
+def test_audit_passes_and_catches_wrong_temperature(monkeypatch):
+    D, D_prime = glm_worst_case_pair(n=10, n_features=1, kind="classification", data_norm=1.0)
+    res = audit_epsilon(_mechanism, D, D_prime, n_samples=600, delta=0.0, random_state=0)
+    assert res.epsilon_lower <= EPS, res
+    real = es_mod.plan_exponential_sampling
+
+    def hot(*a, **k):
+        plan = real(*a, **k)
+        return dataclasses.replace(plan, info={**plan.info, "kappa": 10 * plan.info["kappa"]})
+
+    monkeypatch.setattr(es_mod, "plan_exponential_sampling", hot)
+    bad = audit_epsilon(_mechanism, D, D_prime, n_samples=600, delta=0.0, random_state=1)
+    assert bad.epsilon_lower > EPS, bad
