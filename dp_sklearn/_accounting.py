@@ -342,11 +342,11 @@ def _pmf_epsilon(pmf, delta, eps_r, delta_r):
 
     if excess(0.0) <= 0:
         return 0.0
-    if delta == 0:  # finite only without infinite losses: the largest loss with mass
-        return math.inf if inf_mass + delta_r > 0 else float(losses[np.flatnonzero(pmf._probs)[-1]]) + eps_r
     upper = max(0.0, float(losses[-1])) + eps_r + pmf._discretization
-    if excess(upper) >= 0:
+    if excess(upper) > 0:
         return math.inf
+    if excess(upper) == 0:  # delta is all in the infinite losses: the largest finite loss with mass
+        return float(losses[np.flatnonzero(pmf._probs)[-1]]) + eps_r
     root = brentq(excess, 0.0, upper, xtol=1e-12, rtol=1e-15)
     return root + 2e-12  # brentq brackets the root within xtol: round up
 
