@@ -16,7 +16,8 @@ Event mixes (the events dp_sklearn's estimators emit, without fitting):
   perturbation (Laplace + generic (epsilon, delta) + Gaussian) and Poisson-sampled
   noisy GD, which exercises the RDP / PLD split.
 
-Run: ``python -m benchmarks.ledger_overhead`` (about a minute on one core).
+Run: ``python -m benchmarks.ledger_overhead`` (a few minutes on one core, most of it the
+full recompositions); ``LEDGER_SIZES=1000`` measures one size only.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dp_accounting import dp_event as E
 from dp_sklearn import EpsilonDeltaDpEvent, PrivacyLedger
 from dp_sklearn.composition import compose_epsilon
 
-SIZES = (10, 100, 1000)
+SIZES = tuple(int(s) for s in os.environ.get("LEDGER_SIZES", "10,100,1000").split(","))
 N_TIMED = 20
 
 

@@ -18,7 +18,7 @@ from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation, UnsupportedEventError
 from dp_accounting.rdp import RdpAccountant
 
-from ._accounting import EpsilonDeltaDpEvent, event_pld, gaussian_epsilon, leaf_pld
+from ._accounting import EpsilonDeltaDpEvent, event_pld, gaussian_epsilon, leaf_pld, pld_epsilon
 
 __all__ = [
     "RunningComposition",
@@ -386,7 +386,7 @@ class RunningComposition:
         if "rdp_only" not in self.kinds:
             if self.kinds == set() and self.mu2 > 0:  # Gaussians only: exact (Dong, Roth & Su 2019)
                 return gaussian_epsilon(math.sqrt(self.mu2), delta)
-            return float(self.pld().get_epsilon_for_delta(delta))
+            return pld_epsilon(self.pld(), delta)
         if "pld_only" not in self.kinds:
             return self._rdp_epsilon(delta, with_pld_part=True)
         slack = delta - self.generic_delta
@@ -397,10 +397,12 @@ class RunningComposition:
             delta_r = share * slack
             # (a) every RDP-capable leaf through RDP; (b) only the RDP-only leaves.
             for with_pld_part in (True, False):
-                conv = leaf_pld("generic", (self._rdp_epsilon(delta_r, with_pld_part), delta_r), 1)
+                generic = (self._rdp_epsilon(delta_r, with_pld_part), delta_r)
                 pld = self.pld(strict=with_pld_part)
-                pld = conv if pld is None else pld.compose(conv)
-                best = min(best, float(pld.get_epsilon_for_delta(delta)))
+                if pld is None:
+                    best = min(best, pld_epsilon(leaf_pld("generic", generic, 1), delta))
+                else:  # composed with the generic event's dominating pair in closed form
+                    best = min(best, pld_epsilon(pld, delta, generic))
         return best
 
     def epsilon(self, delta):

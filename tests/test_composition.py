@@ -162,3 +162,24 @@ def test_huge_epsilon_events_stay_finite_and_fast():
     assert 1e200 <= eps < 1.01e200
     mixed = compose_epsilon([C([L(1e-3), S(G(0.05), 4), G(3.0)])], DELTA)
     assert math.isfinite(mixed) and mixed > 1000.0
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-12, 0.3, 0.0])
+def test_pld_epsilon_pins_dp_accounting(delta):
+    """pld_epsilon (suffix sums + root finder, private PMF fields of dp_accounting 0.6) equals
+    get_epsilon_for_delta on every leaf kind and on a long composition; with a generic
+    (eps_r, delta_r) event it equals composing that event's PLD first."""
+    from dp_sklearn._accounting import leaf_pld, pld_epsilon
+
+    plds = [leaf_pld("laplace", 10.0, 1), leaf_pld("poisson", (0.1, 3.0), 5), leaf_pld("gauss", 13.0, 11),
+            leaf_pld("generic", (0.9, 1e-9), 1), leaf_pld("generic", (0.9, 0.0), 1),
+            leaf_pld("laplace", 10.0, 200).compose(leaf_pld("gauss", 13.6, 2200))]
+    for pld in plds:
+        ref = pld.get_epsilon_for_delta(delta)
+        assert pld_epsilon(pld, delta) == pytest.approx(ref, rel=1e-10, abs=1e-10)
+        assert pld_epsilon(pld, delta) >= ref - 1e-10  # never below the library's (pessimistic) value
+    if delta > 0:
+        big, generic = plds[-1], (20.0, 1e-7)
+        ref = big.compose(leaf_pld("generic", generic, 1)).get_epsilon_for_delta(delta + 1e-7)
+        # the library rounds eps_r up to its grid (1e-3); the closed form does not
+        assert ref - 1e-3 - 1e-9 <= pld_epsilon(big, delta + 1e-7, generic) <= ref + 1e-9

@@ -1,4 +1,5 @@
-"""noisy_gd with Poisson-sampled mini-batches (replace-one PLD calibration) and the full-batch default."""
+"""noisy_gd (BST 2014 Algorithm 1; full batch and Poisson-sampled mini-batches under replace-one):
+calibration against closed forms, paper accounting, audits with negative controls, utility."""
 
 import math
 import warnings
@@ -10,22 +11,73 @@ from dp_accounting.pld import PLDAccountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 from scipy.stats import norm
 
-from dp_sklearn import ClippingWarning
-from dp_sklearn._accounting import composed_gaussian_noise_multiplier
-from dp_sklearn._data import Problem, normalize_X
-from dp_sklearn._losses import LogisticLoss, SquaredLoss
+from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
+from dp_sklearn._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
+from dp_sklearn._losses import LogisticLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
-from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
+from dp_sklearn.ledger import compose_epsilon
+from dp_sklearn.solvers import get_solver
+import dp_sklearn.solvers._common as common_mod
 from dp_sklearn.solvers import _noisy_gd
-from dp_sklearn._accounting import poisson_noise_multiplier
 from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd
 
-EPS, DELTA = 1.0, 1e-5
+
+from solver_helpers import DELTA, EPS, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
 
 
-def make_problem(X, y, loss=None, data_norm=1.0, fit_intercept=False):
-    Xt, x_norm, x_inf = normalize_X(X, data_norm, 2, fit_intercept)
-    return Problem(Xt, y, loss or SquaredLoss(), x_norm, x_inf, np.linalg.norm(Xt, axis=1), 0.0)
+def test_noisy_gd_calibration():
+    prob = glm_problem(LogisticLoss())
+    res = get_solver("noisy_gd").func(prob, Unconstrained(), epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0),
+                                      max_iter=25)
+    z = math.sqrt(25) * gaussian_noise_multiplier(1.0, 1e-5)
+    assert res.noise_scale == pytest.approx(z)
+    assert res.info["sigma"] == pytest.approx(z * 2 * res.info["clip_norm"])  # replace-one: 2C
+    assert res.info["clip_norm"] == pytest.approx(0.5 * math.sqrt(2))
+    assert compose_epsilon([res.event], 1e-5) == pytest.approx(1.0, abs=0.01)
+    paper = get_solver("noisy_gd").func(prob, Unconstrained(), epsilon=1.0, delta=1e-5,
+                                        rng=np.random.default_rng(0), max_iter=25, accounting="paper")
+    # BST Algorithm 1's sigma^2 = 32 C^2 T log(n/delta) log(1/delta) / eps^2 per unit of 2C.
+    assert paper.noise_scale == pytest.approx(math.sqrt(8 * 25 * math.log(200 / 1e-5) * math.log(1e5)))
+    assert res.noise_scale <= paper.noise_scale
+
+
+def test_paper_formula_noisy_gd(problem):
+    n, C, eps, delta, T = problem.n, PAPER_C, PAPER_EPS, PAPER_DELTA, PAPER_T
+
+    # BST (FOCS 2014) Algorithm 1: sigma^2 = 32 L^2 n^2 log(n/delta) log(1/delta) / eps^2 for n^2
+    # single-record steps; per full-batch step on the clipped sum, T replaces n^2.
+    bst = math.sqrt(32 * C**2 * T * math.log(n / delta) * math.log(1 / delta)) / eps
+    assert paper_sigma(problem, noisy_gd, Unconstrained()) == pytest.approx(bst)
+
+
+@pytest.mark.parametrize("eps, delta", [(1.0, 1e-5), (4.0, 1e-2)])
+def test_noisy_gd_minibatch_tight_at_most_paper(problem, eps, delta):
+    kw = dict(batch_size=20)
+    tight = run_solver(noisy_gd, problem, Unconstrained(), eps, delta, 10, "tight", **kw)
+    paper = run_solver(noisy_gd, problem, Unconstrained(), eps, delta, 10, "paper", **kw)
+    assert tight.noise_scale <= paper.noise_scale
+    for res in (tight, paper):
+        acc = PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=1e-3)
+        acc.compose(res.event)
+        assert acc.get_epsilon(delta) <= eps * (1 + 1e-3)
+
+
+CASES = [
+    ("ridge-noisy_gd", "regression",
+     lambda d: lambda rng: DPRidge(solver="noisy_gd", epsilon=EPS, delta=d, data_norm=1.0, bounds_y=(-1, 1),
+                                   random_state=rng), DELTA,
+     (common_mod, "composed_gaussian_noise_multiplier", lambda f: lambda e, d, T: f(e, d, T) / 10)),
+    ("logistic-noisy_gd", "classification",
+     lambda d: lambda rng: DPLogisticRegression(solver="noisy_gd", epsilon=EPS, delta=d, data_norm=1.0,
+                                                random_state=rng), DELTA,
+     (common_mod, "composed_gaussian_noise_multiplier", lambda f: lambda e, d, T: f(e, d, T) / 10)),
+]
+
+
+# name, kind, estimator factory, delta, (module, attribute, scaled-down replacement factory)
+@pytest.mark.parametrize("name, kind, factory, delta, patch", CASES, ids=[c[0] for c in CASES])
+def test_audit_and_negative_control(name, kind, factory, delta, patch, monkeypatch):
+    estimator_audit(name, kind, factory, delta, patch, monkeypatch)
 
 
 def replace_one_eps_of(zp, q, T, delta):
@@ -113,23 +165,14 @@ def test_full_batch_default_unchanged():
     assert res.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T)
 
 
-def _mechanism(X, y, rng):
-    return noisy_gd(make_problem(X, y), L2Ball(10.0), epsilon=EPS, delta=DELTA, rng=rng, max_iter=1,
-                    batch_size=5).coef
-
-
 def test_minibatch_audit_calibrated_passes():
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
-    assert res.epsilon_lower <= EPS
+    solver_audit(solver_mechanism(noisy_gd, L2Ball(10.0), max_iter=1, batch_size=5), private=True)
 
 
 def test_minibatch_audit_catches_undernoised(monkeypatch):
     real = _noisy_gd.poisson_noise_multiplier
     monkeypatch.setattr(_noisy_gd, "poisson_noise_multiplier", lambda e, d, T, q: real(e, d, T, q) / 8)
-    D, D_prime = glm_worst_case_pair(10, 2)
-    res = audit_epsilon(_mechanism, D, D_prime, n_samples=4000, delta=DELTA, random_state=0)
-    assert res.epsilon_lower > EPS
+    solver_audit(solver_mechanism(noisy_gd, L2Ball(10.0), max_iter=1, batch_size=5), private=False)
 
 
 def test_minibatch_utility_fixed_seed():
