@@ -125,7 +125,7 @@ def test_warnings_for_large_delta_and_missing_bounds():
     with pytest.warns(UserWarning, match="delta"):
         DPRidge(delta=0.1, bounds_y=(-3, 3)).fit(X, y)
     with pytest.warns(UserWarning, match="bounds_y"):
-        DPRidge().fit(X, y)
+        DPRidge(bounds_y=None).fit(X, y)  # None: the documented (-1, 1) with a warning
 
 
 def test_clipping_is_reported_not_stored():
