@@ -70,6 +70,22 @@ def gram_applies(problem, constraint, clip_norm):
     return bool(np.isfinite(bound) and clip_norm >= bound)
 
 
+def _sparse_gram(X, block_entries=2**20):
+    """X^T X of a CSR matrix in row blocks: X_b^T (dense X_b), O(nnz p + n p) work whatever the rows.
+
+    A sparse-sparse product costs sum_i nnz_i^2, unbounded when rows store duplicate
+    entries; densifying one block of rows (duplicates summed, as in every product)
+    keeps the cost linear in nnz and the memory at ``block_entries`` floats.
+    """
+    n, p = X.shape
+    G = np.zeros((p, p))
+    step = max(1, block_entries // max(p, 1))
+    for start in range(0, n, step):  # blocks of rows, not single samples
+        B = X[start:start + step]
+        G += np.asarray(B.T @ B.toarray())
+    return G
+
+
 class GramGradient:
     """``G = X^T X`` and ``b = X^T y`` of a problem, formed in one pass.
 
@@ -88,11 +104,7 @@ class GramGradient:
     """
 
     def __init__(self, X, y):
-        if sp.issparse(X):
-            G = (X.T @ X).toarray()
-        else:
-            G = X.T @ X  # one BLAS call (symmetric rank-k update)
-        self.gram = np.asarray(G, dtype=np.float64)
+        self.gram = _sparse_gram(X) if sp.issparse(X) else np.asarray(X.T @ X, dtype=np.float64)  # one BLAS call
         self.xty = np.asarray(X.T @ y, dtype=np.float64).ravel()
         self.n = X.shape[0]
 
