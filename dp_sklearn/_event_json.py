@@ -15,7 +15,6 @@ import json
 import math
 import numbers
 import os
-from collections import namedtuple
 from contextlib import contextmanager
 from functools import partial
 
@@ -30,9 +29,9 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 __all__ = [
-    "LedgerRecord", "StoreCache", "append_line", "locked_store", "decode_event", "decode_record", "dump_line",
+    "StoreCache", "append_line", "locked_store", "decode_event", "decode_record", "dump_line",
     "encode_event",
-    "event_from_json", "event_to_json", "loads",
+    "loads",
 ]
 
 _MAX_DEPTH = 32
@@ -163,52 +162,6 @@ def loads(text):
         raise ValueError("JSON nested too deeply.") from None
 
 
-def event_to_json(event) -> str:
-    """Serialize a dp_sklearn event to a JSON string in the closed schema.
-
-    Parameters
-    ----------
-    event : dp_accounting.DpEvent
-        Gaussian, Laplace, Poisson-sampled, self-composed, composed, zCDP,
-        repeat-and-select, non-private or no-op event, or
-        :class:`~dp_sklearn.EpsilonDeltaDpEvent`, nested in any way.
-
-    Returns
-    -------
-    text : str
-        E.g. ``{"noise_multiplier": 2.5, "type": "gaussian"}``.
-
-    Raises
-    ------
-    ValueError
-        If the event is of another type or has a field out of range (e.g. a NaN
-        noise multiplier).
-    """
-    obj = encode_event(event)
-    decode_event(obj)  # the schema's checks apply to what is written, too
-    return json.dumps(obj, sort_keys=True)
-
-
-def event_from_json(text: str):
-    """Parse an event written by :func:`event_to_json` (``event_from_json(event_to_json(e)) == e``).
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    event : dp_accounting.DpEvent
-
-    Raises
-    ------
-    ValueError
-        If ``text`` is not JSON or does not follow the schema. Nothing in the text
-        is ever executed, imported or unpickled.
-    """
-    return decode_event(loads(text))
-
-
 _STR_OR_NONE = (str, type(None))
 #: line kind -> {key: check}; a line has exactly these keys
 _RECORD_KEYS = {
@@ -259,10 +212,6 @@ def decode_record(obj):
 # ---------------------------------------------------------------------------
 # The store: JSON lines, read incrementally
 # ---------------------------------------------------------------------------
-LedgerRecord = namedtuple("LedgerRecord", "label epsilon delta event time pid")
-LedgerRecord.__doc__ = """One recorded release: the estimator's label, the (epsilon, delta) it
-claimed, its ``dp_accounting`` event, a UNIX timestamp and the process id."""
-
 _TAIL = 64
 
 
@@ -318,7 +267,7 @@ class StoreCache:
 
     Attributes
     ----------
-    records : list of LedgerRecord
+    records : list of tuple (label, epsilon, delta, event, time, pid)
     pending : dict
         Outstanding reservations, id -> decoded reserve record, oldest first.
     state : dp_sklearn.composition.RunningComposition
@@ -381,8 +330,7 @@ class StoreCache:
         kind = rec["kind"]
         if kind == "event":
             self.state.add(rec["event"])
-            self.records.append(LedgerRecord(rec["label"], rec["epsilon"], rec["delta"], rec["event"],
-                                             rec["time"], rec["pid"]))
+            self.records.append((rec["label"], rec["epsilon"], rec["delta"], rec["event"], rec["time"], rec["pid"]))
             self.pending.pop(rec["reservation"], None)
         elif kind == "reserve":
             self.pending[rec["id"]] = rec

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ._event_json import _delta
+from ._records import LedgerRecord
 
 __all__ = []
 
@@ -20,7 +21,7 @@ class _LedgerReports:
     def records(self):
         """list of ``LedgerRecord``: the recorded releases, oldest first."""
         with self._locked(write=False) as (_, store):
-            return list(store.records)
+            return [LedgerRecord(*r) for r in store.records]
 
     @property
     def events(self):

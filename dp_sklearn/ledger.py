@@ -20,8 +20,8 @@ from contextlib import contextmanager, suppress
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import LedgerRecord, _delta, _epsilon, append_line, dump_line, encode_event, locked_store
-from ._event_json import event_from_json, event_to_json
+from ._event_json import _delta, _epsilon, append_line, dump_line, encode_event, locked_store
+from ._records import LedgerRecord, event_from_json, event_to_json
 from ._ledger_reports import _LedgerReports
 from .composition import compose_epsilon, flatten_events
 
