@@ -84,10 +84,11 @@ def breast_cancer_configs():
 
     pub = documented_bounds_breast_cancer()
 
-    def acceptance(bounds=None, lr_kw=None, scaler_cls=None):
+    def acceptance(bounds=None, lr_kw=None, scaler_cls=None, strategy="auto"):
         def make(seed, X, y):
             led = PrivacyLedger(max_epsilon=1.0, delta=1e-5)
-            sc = DPStandardScaler(epsilon=0.25, delta=1e-6, bounds=bounds, ledger=led, random_state=seed)
+            sc = DPStandardScaler(epsilon=0.25, delta=1e-6, bounds=bounds, strategy=strategy, ledger=led,
+                                  random_state=seed)
             lr = DPLogisticRegression(epsilon=0.75, delta=1e-6, ledger=led, random_state=seed, **(lr_kw or {}))
             return (scaler_cls or (lambda a, b: make_pipeline(a, b)))(sc, lr), led
         return make
@@ -99,7 +100,8 @@ def breast_cancer_configs():
         return make
 
     return [
-        ("acceptance as stated: bounds=None (search range +-1e6)", acceptance()),
+        ("acceptance as stated: bounds=None (strategy='auto' runs 'global' here)", acceptance()),
+        ("bounds=None, strategy='per_feature' (search range +-1e6)", acceptance(strategy="per_feature")),
         ("public documented bounds", acceptance(bounds=pub)),
         ("public documented bounds, model data_norm = scaler.output_norm_",
          acceptance(bounds=pub, scaler_cls=_ScalerThenModel)),
@@ -116,16 +118,17 @@ def diabetes_configs():
     from dp_sklearn._private_stats import make_generator, private_range
     from dp_sklearn.preprocessing import DPStandardScaler
 
-    def pipeline(bounds=None, range_eps=None, ridge_kw=None):
+    def pipeline(bounds=None, range_eps=None, ridge_kw=None, strategy="auto", bounds_y=(25.0, 346.0)):
         def make(seed, X, y):
             led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
-            bounds_y, ridge_eps = (25.0, 346.0), 1.5
+            ridge_eps = 1.5
             if range_eps is not None:
                 # bounds_y="auto" stand-in: a private range of y with range_eps taken from the model.
                 lo, hi, event = private_range(y, range_eps, make_generator(seed + 10_000))
                 led.record(event, range_eps, 0.0, label="private_range")
                 bounds_y, ridge_eps = (lo, hi), 1.5 - range_eps
-            sc = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=bounds, ledger=led, random_state=seed)
+            sc = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=bounds, strategy=strategy, ledger=led,
+                                  random_state=seed)
             rd = DPRidge(epsilon=ridge_eps, delta=1e-6, bounds_y=bounds_y, ledger=led, random_state=seed,
                          **(ridge_kw or {}))
             return make_pipeline(sc, rd), led
@@ -140,7 +143,10 @@ def diabetes_configs():
                                                        random_state=seed)), None
 
     return [
-        ("bounds=None (search range +-1e6)", pipeline()),
+        ("acceptance as stated: bounds=None ('auto' runs 'global'), DPRidge bounds_y='auto'",
+         pipeline(bounds_y="auto")),
+        ("bounds=None ('auto' runs 'global'), public bounds_y", pipeline()),
+        ("bounds=None, strategy='per_feature' (search range +-1e6), public bounds_y", pipeline(strategy="per_feature")),
         ("public documented bound abs(x) <= 1", pipeline(bounds=(-1.0, 1.0))),
         ("public bound abs(x) <= 4 documented std (4 / sqrt(442))", pipeline(bounds=(-four_sd, four_sd))),
         ("bound 4 std, model data_norm = sqrt(p) / 2",
@@ -159,7 +165,7 @@ def private_bounds_vs_n(seeds=5):
 
     X, _ = load_breast_cancer(return_X_y=True)
     rng = np.random.default_rng(0)
-    lines = ["## DPStandardScaler(bounds=None, delta=1e-6) on breast_cancer resampled to n rows (p=30)", "",
+    lines = ["## DPStandardScaler(bounds=None, strategy='per_feature', delta=1e-6) on breast_cancer resampled to n rows (p=30)", "",
              f"Median over features, then over {seeds} seeds. Search range +-1e6.", "",
              "| n | epsilon | abs(mean_ - mean) / std | abs(log(scale_ / std)) |", "|---|---|---|---|"]
     for n in (400, 4000, 20_000, 100_000):
@@ -167,7 +173,7 @@ def private_bounds_vs_n(seeds=5):
             err, ratio = [], []
             for s in range(seeds):
                 Xn = X[rng.integers(0, len(X), n)] * rng.uniform(0.97, 1.03, (n, X.shape[1]))
-                sc = DPStandardScaler(epsilon=eps, delta=1e-6, random_state=s).fit(Xn)
+                sc = DPStandardScaler(epsilon=eps, delta=1e-6, strategy="per_feature", random_state=s).fit(Xn)
                 sd = Xn.std(axis=0)
                 err.append(np.median(np.abs(sc.mean_ - Xn.mean(axis=0)) / sd))
                 ratio.append(np.median(np.abs(np.log(sc.scale_ / sd))))
@@ -188,7 +194,7 @@ def run(seeds=20, n_jobs=2):
          "DPLogisticRegression(epsilon=0.75, delta=1e-6), PrivacyLedger(max_epsilon=1.0, delta=1e-5)",
          load_breast_cancer(return_X_y=True), breast_cancer_configs(), False),
         ("diabetes (as loaded, n=442, p=10): DPStandardScaler(epsilon=0.5, delta=1e-6) + "
-         "DPRidge(epsilon=1.5, delta=1e-6, bounds_y=(25, 346)), PrivacyLedger(max_epsilon=2.0, delta=1e-5)",
+         "DPRidge(epsilon=1.5, delta=1e-6, bounds_y=(25, 346) unless stated), PrivacyLedger(max_epsilon=2.0, delta=1e-5)",
          load_diabetes(return_X_y=True), diabetes_configs(), True),
     ]:
         metric = "median test R^2" if regression else "mean test accuracy"

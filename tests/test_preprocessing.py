@@ -105,7 +105,7 @@ def test_fitted_attributes_are_mechanism_outputs_or_public():
     sc = DPStandardScaler(epsilon=1.0, bounds=BOUNDS, random_state=0).fit(X)
     fitted = {k for k in vars(sc) if k.endswith("_") and not k.startswith("_")}
     assert fitted == {"mean_", "var_", "scale_", "bounds_", "output_bound_", "output_norm_", "dp_event_",
-                      "epsilon_", "delta_", "n_features_in_", "n_samples_seen_"}
+                      "epsilon_", "delta_", "n_features_in_", "n_samples_seen_", "strategy_"}
     assert not any(isinstance(v, np.random.Generator) for v in vars(sc).values())
 
 
@@ -186,8 +186,9 @@ def test_docstring_examples():
 
     import dp_sklearn._private_stats._quantiles as quantiles
     import dp_sklearn.pipeline as pipeline
+    import dp_sklearn.preprocessing._minmax as minmax
     import dp_sklearn.preprocessing._scalers as scalers
 
-    for module in (scalers, quantiles, pipeline):
+    for module in (scalers, minmax, quantiles, pipeline):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0

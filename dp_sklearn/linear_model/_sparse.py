@@ -75,7 +75,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
         clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus four private median absolute deviations (exponential
+        plus or minus three private median absolute deviations (exponential
         mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
         a warning (pass the public range or ``"auto"`` instead).
     solver : {"ight", "two_stage"}, default="ight"

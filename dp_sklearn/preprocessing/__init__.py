@@ -1,5 +1,6 @@
 """Private preprocessing: scalers fitted on differentially private statistics."""
 
-from ._scalers import DPMinMaxScaler, DPStandardScaler
+from ._minmax import DPMinMaxScaler
+from ._scalers import DPStandardScaler
 
 __all__ = ["DPMinMaxScaler", "DPStandardScaler"]

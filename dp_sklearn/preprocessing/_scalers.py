@@ -1,52 +1,22 @@
-"""DPStandardScaler and DPMinMaxScaler: scalers fitted on private statistics."""
+"""DPStandardScaler: standardization with private statistics."""
 
 from __future__ import annotations
 
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._private_stats import (
     FENCE,
-    exponential_quantiles,
     fenced_quantiles,
+    StatisticsPlan,
     plan_statistics,
     private_moments,
     search_unit,
 )
-from ._base import _check_pair, _DPTransformerBase
-
-
-def _exact_bounds(X, levels, search, fence):
-    """The non-private counterpart (epsilon=inf) of the private range."""
-    q = np.quantile(np.clip(X, *search), levels, axis=0)
-    spread = q[1] - q[0]
-    return np.maximum(q[0] - fence * spread, search[0]), np.minimum(q[1] + fence * spread, search[1])
-
-
-#: share of the moments' budget spent on the mean (the rest on the second moment):
-#: the location matters more than the scale to a model downstream (measured on
-#: breast_cancer at epsilon 0.25 and 1: 0.84 and 0.91 mean accuracy vs 0.80 and 0.91
-#: with an even split, benchmarks/private_pipeline.py)
-MEAN_SHARE = 0.8
-
-
-def _std_noise_level(plan, n, p):
-    """Standard deviation, in units of the range width, below which a released std is noise.
-
-    The noise on the released second moment of ``s`` in [-1/2, 1/2] has standard
-    deviation ``v`` (``z sqrt(p) / (4 n)`` Gaussian, ``sqrt(2) z p / (4 n)``
-    Laplace), so a std under ``sqrt(v)`` widths is not distinguishable from 0.
-    Data independent (a function of the plan, n and p).
-    """
-    if plan is None:
-        return 1e-12
-    if plan.noise == "gaussian":
-        v = plan.moment_multiplier * np.sqrt(p) / (4.0 * n)
-    else:
-        v = np.sqrt(2.0) * plan.moment_multiplier * p / (4.0 * n)
-    return float(np.sqrt(v))
+from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
+from ._global import clip_rows, global_event, global_scale, per_feature_feasible
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -69,7 +39,18 @@ class DPStandardScaler(_DPTransformerBase):
     bounds : tuple (lower, upper) or None, default=None
         Public range of each feature, each a scalar or an array of shape
         (n_features,), in the units of X. ``None`` spends ``bounds_share`` of
-        the budget on a private range per feature.
+        the budget on a private range per feature, or (see ``strategy``) all
+        of it on one global scale.
+    strategy : {"auto", "per_feature", "global"}, default="auto"
+        Used when ``bounds=None``. ``"per_feature"``: private ranges, means and
+        variances per feature. ``"global"``: no centering, every feature divided by
+        one common scale, the private geometric mean of the row norms over ``0.5
+        sqrt(n_features)`` (one Laplace mechanism, pure DP), rows clipped to the l2
+        norm ``output_clip sqrt(n_features)``: the feature scales relative to each
+        other are those of X. ``"auto"``: per feature when the public criterion
+        ``epsilon_q q n_samples / 4 > 3`` holds (``epsilon_q`` the per-quantile
+        budget, ``q`` the lower quantile level), else global. The choice depends on
+        public values only; ``strategy_`` says which ran.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
         The search is log-uniform in ``|x|`` above ``1e-9 max(|low|, |high|)``
@@ -120,6 +101,8 @@ class DPStandardScaler(_DPTransformerBase):
         Defined only when X has string feature names.
     n_samples_seen_ : int
         Number of samples (public).
+    strategy_ : str
+        ``"public_bounds"``, ``"per_feature"`` or ``"global"`` (public).
 
     See Also
     --------
@@ -173,14 +156,16 @@ class DPStandardScaler(_DPTransformerBase):
         **_DPTransformerBase._parameter_constraints,
         "bounds_share": [Interval(Real, 0, 1, closed="neither")],
         "output_clip": [Interval(Real, 0, None, closed="neither"), None],
+        "strategy": [StrOptions({"auto", "per_feature", "global"})],
     }
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, bounds=None, search_range=(-1e6, 1e6),
+    def __init__(self, *, epsilon=1.0, delta=1e-5, bounds=None, strategy="auto", search_range=(-1e6, 1e6),
                  quantile_range=(0.25, 0.75), bounds_share=0.5, output_clip=3.0, random_state=None,
                  ledger=None):
         self.epsilon = epsilon
         self.delta = delta
         self.bounds = bounds
+        self.strategy = strategy
         self.search_range = search_range
         self.quantile_range = quantile_range
         self.bounds_share = bounds_share
@@ -188,13 +173,31 @@ class DPStandardScaler(_DPTransformerBase):
         self.random_state = random_state
         self.ledger = ledger
 
-    def _plan(self, n_features, bounds):
+    def _per_feature_plan(self, n_features, bounds):
         n_q = 0 if bounds is not None else 2 * n_features
         return plan_statistics(self.epsilon, self.delta, n_quantiles=n_q, quantile_share=self.bounds_share,
                                mean_share=MEAN_SHARE)
 
+    def _resolve_strategy(self, n_samples, n_features, bounds):
+        """``"public_bounds"``, ``"per_feature"`` or ``"global"`` from public values only."""
+        if bounds is not None:
+            return "public_bounds"
+        if self.strategy != "auto" or not np.isfinite(self.epsilon):
+            return "per_feature" if self.strategy == "auto" else self.strategy
+        eps_q = self._per_feature_plan(n_features, None).quantile_epsilon
+        return "per_feature" if per_feature_feasible(eps_q, self._levels()[0], n_samples) else "global"
+
+    def _plan(self, n_features, bounds, n_samples):
+        if self._resolve_strategy(n_samples, n_features, bounds) == "global":
+            eps0, event = global_event(self.epsilon, self.delta)
+            return StatisticsPlan(eps0, 0.0, 0.0, "global", event)
+        return self._per_feature_plan(n_features, bounds)
+
     def _release(self, X, rng, bounds, plan):
         levels, search = self._levels(), self._search()
+        self.strategy_ = self._resolve_strategy(*X.shape, bounds)
+        if self.strategy_ == "global":
+            return self._release_global(X, rng, plan, search)
         if bounds is None:
             if plan is None:
                 lo, hi = _exact_bounds(X, levels, search, FENCE)
@@ -219,6 +222,19 @@ class DPStandardScaler(_DPTransformerBase):
         self.output_bound_ = np.minimum(np.maximum(hi - mean, mean - lo) / self.scale_, c)
         self.output_norm_ = float(np.linalg.norm(self.output_bound_))
 
+    def _release_global(self, X, rng, plan, search):
+        """One private scale for every feature, no centering (``strategy="global"``)."""
+        p = X.shape[1]
+        scale = global_scale(X, np.inf if plan is None else plan.quantile_epsilon, rng, search)
+        c = np.inf if self.output_clip is None else float(self.output_clip)
+        self.bounds_ = (np.full(p, search[0]), np.full(p, search[1]))
+        self.mean_, self.scale_ = np.zeros(p), np.full(p, scale)
+        self.var_ = np.square(self.scale_)
+        # Rows, not features, are clipped: output_clip sqrt(p) is output_clip times the
+        # norm of a standardized row; each feature is bounded by the same number.
+        self.output_norm_ = float(min(c * np.sqrt(p), np.sqrt(p) * max(-search[0], search[1]) / scale))
+        self.output_bound_ = np.full(p, self.output_norm_)
+
     def transform(self, X, copy=None):
         """Standardize X with the private statistics and clip to the public box.
 
@@ -232,10 +248,13 @@ class DPStandardScaler(_DPTransformerBase):
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features)
-            ``|X_new[:, j]| <= output_bound_[j]``.
+            ``|X_new[:, j]| <= output_bound_[j]`` (``strategy_="global"``: rows
+            clipped to the l2 norm ``output_norm_`` instead, directions kept).
         """
         X = self._check_transform_input(X)
         Z = (np.clip(X, *self.bounds_) - self.mean_) / self.scale_
+        if self.strategy_ == "global":
+            return clip_rows(Z, self.output_norm_)
         return np.clip(Z, -self.output_bound_, self.output_bound_)
 
     def inverse_transform(self, X, copy=None):
@@ -254,146 +273,3 @@ class DPStandardScaler(_DPTransformerBase):
         """
         X = self._check_transform_input(X)
         return X * self.scale_ + self.mean_
-
-
-class DPMinMaxScaler(_DPTransformerBase):
-    """Scale features to ``feature_range`` using a private per-feature range.
-
-    ``data_min_`` and ``data_max_`` are private quantiles at ``quantile_range`` (exponential
-    mechanism, Smith 2011; Gillenwater, Joseph & Kulesza 2021), searched within the public
-    ``bounds`` or, when ``bounds=None``, the public ``search_range``. ``transform`` clips to
-    ``[data_min_, data_max_]`` and maps onto ``feature_range``, so the output box is public.
-
-    Parameters
-    ----------
-    epsilon : float, default=1.0
-        Privacy loss in nats (> 0); ``numpy.inf`` uses exact quantiles.
-    delta : float, default=1e-5
-        In [0, 1). The ``2 n_features`` quantiles compose by zCDP when
-        ``delta > 0`` and that is better, otherwise by basic composition.
-    feature_range : tuple (min, max), default=(0, 1)
-        Desired range of transformed data.
-    bounds : tuple (lower, upper) or None, default=None
-        Public range per feature (scalars or arrays of shape (n_features,)).
-    search_range : tuple (low, high), default=(-1e6, 1e6)
-        Public range searched when ``bounds=None``.
-    quantile_range : tuple (q_lo, q_hi), default=(0.01, 0.99)
-        Quantile levels released as ``data_min_`` and ``data_max_``.
-    random_state : None, int, SeedSequence, Generator or RandomState, default=None
-        Source of the noise (see :class:`DPStandardScaler`).
-    ledger : dp_sklearn.PrivacyLedger or None, default=None
-        Reserves the fit's exact event before the data is used and records it.
-
-    Attributes
-    ----------
-    data_min_, data_max_ : ndarray of shape (n_features,)
-        Private quantiles (sorted per feature).
-    data_range_ : ndarray of shape (n_features,)
-        ``data_max_ - data_min_``.
-    scale_, min_ : ndarray of shape (n_features,)
-        ``transform(X) = X * scale_ + min_`` after clipping, as in scikit-learn.
-    output_bound_ : ndarray of shape (n_features,)
-        ``max(|feature_range|)``: bound on ``|transform(X)[:, j]|``.
-    output_norm_ : float
-        ``||output_bound_||_2``.
-    dp_event_ : dp_accounting.DpEvent
-        Everything the fit released.
-    epsilon_, delta_ : float
-        The guarantee of the fit.
-    n_features_in_ : int
-        Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (`n_features_in_`,)
-        Defined only when X has string feature names.
-    n_samples_seen_ : int
-        Number of samples (public).
-
-    See Also
-    --------
-    DPStandardScaler : private standardization.
-
-    References
-    ----------
-    .. [1] A. Smith, "Privacy-preserving statistical estimation with optimal convergence rates", STOC 2011.
-    .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private quantiles", ICML 2021.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dp_sklearn.preprocessing import DPMinMaxScaler
-    >>> X = np.random.default_rng(0).uniform(0, 10, size=(5000, 2))
-    >>> sc = DPMinMaxScaler(epsilon=1.0, bounds=(0, 10), random_state=0).fit(X)
-    >>> np.round(sc.data_min_, 1), np.round(sc.data_max_, 1)
-    (array([0.1, 0.1]), array([9.9, 9.9]))
-    >>> float(sc.transform(X).min()), float(sc.transform(X).max())
-    (0.0, 1.0)
-    """
-
-    _parameter_constraints: dict = {
-        **_DPTransformerBase._parameter_constraints,
-        "feature_range": ["array-like"],
-    }
-
-    def __init__(self, feature_range=(0, 1), *, epsilon=1.0, delta=1e-5, bounds=None,
-                 search_range=(-1e6, 1e6), quantile_range=(0.01, 0.99), random_state=None, ledger=None):
-        self.feature_range = feature_range
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bounds = bounds
-        self.search_range = search_range
-        self.quantile_range = quantile_range
-        self.random_state = random_state
-        self.ledger = ledger
-
-    def _plan(self, n_features, bounds):
-        _check_pair(self.feature_range, "feature_range")
-        return plan_statistics(self.epsilon, self.delta, n_quantiles=2 * n_features, quantile_share=1.0,
-                               moments=False)
-
-    def _release(self, X, rng, bounds, plan):
-        a, b = _check_pair(self.feature_range, "feature_range")
-        search = bounds if bounds is not None else self._search()
-        levels = self._levels()
-        if plan is None:
-            lo, hi = _exact_bounds(X, levels, search, 0.0)
-        else:
-            unit = None if bounds is not None else search_unit(search)
-            lo, hi = np.sort(exponential_quantiles(X, levels, plan.quantile_epsilon, rng, lower=search[0],
-                                                   upper=search[1], unit=unit), axis=0)
-        self.data_min_, self.data_max_ = lo, hi
-        self.data_range_ = hi - lo
-        rng_ = np.where(self.data_range_ > 0, self.data_range_, 1.0)
-        self.scale_ = (b - a) / rng_
-        self.min_ = a - lo * self.scale_
-        self.output_bound_ = np.full(X.shape[1], max(abs(a), abs(b)))
-        self.output_norm_ = float(np.linalg.norm(self.output_bound_))
-
-    def transform(self, X):
-        """Clip X to the private range and map it onto ``feature_range``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Data to transform.
-
-        Returns
-        -------
-        X_new : ndarray of shape (n_samples, n_features)
-            Within ``feature_range``.
-        """
-        X = self._check_transform_input(X)
-        return np.clip(X, self.data_min_, self.data_max_) * self.scale_ + self.min_
-
-    def inverse_transform(self, X):
-        """Map values in ``feature_range`` back to the units of X.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Scaled data.
-
-        Returns
-        -------
-        X_original : ndarray of shape (n_samples, n_features)
-        """
-        X = self._check_transform_input(X)
-        return (X - self.min_) / self.scale_
