@@ -121,15 +121,15 @@ def diabetes_configs():
     def pipeline(bounds=None, range_eps=None, ridge_kw=None, strategy="auto", bounds_y=(25.0, 346.0)):
         def make(seed, X, y):
             led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
-            ridge_eps = 1.5
+            target_range, ridge_eps = bounds_y, 1.5
             if range_eps is not None:
                 # bounds_y="auto" stand-in: a private range of y with range_eps taken from the model.
                 lo, hi, event = private_range(y, range_eps, make_generator(seed + 10_000))
                 led.record(event, range_eps, 0.0, label="private_range")
-                bounds_y, ridge_eps = (lo, hi), 1.5 - range_eps
+                target_range, ridge_eps = (lo, hi), 1.5 - range_eps
             sc = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=bounds, strategy=strategy, ledger=led,
                                   random_state=seed)
-            rd = DPRidge(epsilon=ridge_eps, delta=1e-6, bounds_y=bounds_y, ledger=led, random_state=seed,
+            rd = DPRidge(epsilon=ridge_eps, delta=1e-6, bounds_y=target_range, ledger=led, random_state=seed,
                          **(ridge_kw or {}))
             return make_pipeline(sc, rd), led
         return make
