@@ -147,5 +147,27 @@ def test_step_one_and_pilot_clip_beat_the_defaults_at_eps_4():
             errs["default"].append(rel_err(DPSparseLinearRegression(10, random_state=seed, **common).fit(X, y), theta))
             errs["pilot"].append(rel_err(DPSparseLinearRegression(10, clip_norm=0.15, step_size=1.0, random_state=seed,
                                                                   **common).fit(X, y), theta))
-    assert np.mean(errs["default"]) == pytest.approx(0.80, abs=0.05)
-    assert np.mean(errs["pilot"]) == pytest.approx(0.33, abs=0.05)
+    assert np.mean(errs["pilot"]) < 0.40  # 0.33 on these seeds
+    assert np.mean(errs["default"]) - np.mean(errs["pilot"]) > 0.3  # defaults: 0.80
+
+
+def test_private_clip_selection_meets_the_target_at_total_eps_4():
+    # The privately selected configuration of benchmarks/wang_gu_ight.py (0.380 +- 0.122 over 20
+    # seeds there): selection among the default clip and two halvings plus the refit, all within
+    # epsilon = 4. With 2 % of the budget, the noisy scores pick the least noisy candidate.
+    from dp_sklearn.model_selection import DPGridSearchCV
+
+    errs = []
+    with warnings.catch_warnings(), threadpool_limits(1):
+        warnings.simplefilter("ignore")
+        for seed in range(100, 103):
+            X, y, theta, _ = wang_gu_data(seed)
+            base = DPSparseLinearRegression(10, delta=0.01, bounds_y=(-3.6, 3.6), fit_intercept=False, data_norm=20.0,
+                                            step_size=1.0)
+            gs = DPGridSearchCV(base, {"clip_norm": [0.125, 0.25, 0.5]}, epsilon=4.0, delta=0.01,
+                                selection="exhaustive", refit=0.98, score_fraction=0.3, score_bounds=(-4.0, 0.0),
+                                random_state=seed).fit(X, y)
+            assert gs.epsilon_ <= 4.0 * (1 + 1e-6)
+            assert gs.best_params_ == {"clip_norm": 0.125}
+            errs.append(rel_err(gs.best_estimator_, theta))
+    assert np.mean(errs) < 0.45  # 0.373 on these seeds
