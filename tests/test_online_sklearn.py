@@ -8,7 +8,8 @@ from dp_sklearn import ClippingWarning, DPOnlineClassifier, DPOnlineRegressor
 
 
 @parametrize_with_checks([DPOnlineRegressor(bounds_y=(-3.0, 3.0), random_state=0),
-                          DPOnlineClassifier(random_state=0)])
+                          DPOnlineClassifier(random_state=0),
+                          DPOnlineRegressor(bounds_y=(-3.0, 3.0), update="implicit", random_state=0)])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)

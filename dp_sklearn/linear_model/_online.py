@@ -64,7 +64,8 @@ class _DPOnlineBase(BaseEstimator):
         B = float(np.sqrt(p)) if self.data_norm is None else float(self.data_norm)
         x_norm = float(np.sqrt(2.0)) if self.fit_intercept else 1.0
         plan = plan_online(loss, x_norm, epsilon=self.epsilon, delta=self.delta, alpha=self.alpha,
-                           radius=self.radius, clip_norm=self.clip_norm, batch_size=self.batch_size)
+                           radius=self.radius, clip_norm=self.clip_norm, batch_size=self.batch_size,
+                           update=self.update)
         ledger = self.ledger if first else None  # later calls are covered by the stream's event
         if ledger is not None:
             ledger.check(float(self.epsilon), float(self.delta), event=plan.event, label=type(self).__name__)
@@ -159,8 +160,8 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
     _y_validation = {"y_numeric": True, "multi_output": False}
 
     def __init__(self, *, bounds_y=None, epsilon=1.0, delta=1e-5, alpha=0.01, radius=10.0, data_norm=None,
-                 fit_intercept=True, clip_norm=None, batch_size=1, horizon=None, average=False, ledger=None,
-                 random_state=None):
+                 fit_intercept=True, clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
+                 ledger=None, random_state=None):
         self.bounds_y = bounds_y
         self.epsilon = epsilon
         self.delta = delta
@@ -170,6 +171,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
         self.fit_intercept = fit_intercept
         self.clip_norm = clip_norm
         self.batch_size = batch_size
+        self.update = update
         self.horizon = horizon
         self.average = average
         self.ledger = ledger
@@ -281,7 +283,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     _y_validation = {}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.01, radius=10.0, data_norm=None, fit_intercept=True,
-                 clip_norm=None, batch_size=1, horizon=None, average=False, ledger=None, random_state=None):
+                 clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False, ledger=None,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -290,6 +293,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         self.fit_intercept = fit_intercept
         self.clip_norm = clip_norm
         self.batch_size = batch_size
+        self.update = update
         self.horizon = horizon
         self.average = average
         self.ledger = ledger

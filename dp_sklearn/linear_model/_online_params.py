@@ -5,7 +5,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ..ledger import PrivacyLedger
 from ._base import DATA_NORM_RANGE, MAX_FINITE_EPSILON
@@ -19,6 +19,7 @@ _CONSTRAINTS = {
     "fit_intercept": ["boolean"],
     "clip_norm": [Interval(Real, 0, np.inf, closed="neither"), None],
     "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "update": [StrOptions({"gradient", "implicit"})],
     "horizon": [Interval(Integral, 1, None, closed="left"), None],
     "average": ["boolean"],
     "ledger": [PrivacyLedger, None],
@@ -45,6 +46,10 @@ _PARAMS_DOC = """
         Per-example gradient clip norm in normalized units; ``None``: the row bound.
     batch_size : int, default=1
         Records per step (1: one record per step, as in the dissertation).
+    update : {"gradient", "implicit"}, default="gradient"
+        ``"gradient"``: projected gradient steps (PGIGA, Algorithm 5.3);
+        ``"implicit"``: implicit (proximal) steps (PIGD, Algorithm 5.2), one record per
+        step (``batch_size=1``), stable for any smoothness.
     horizon : int or None, default=None
         Public cap on the number of records the stream may contain; ``partial_fit``
         beyond it raises a ``ValueError``. The privacy guarantee does not depend on it

@@ -44,6 +44,13 @@ Sensitivity (replace-one neighbours, docs/privacy.md P1), derived here:
    by at most (Delta_g / (Psi m)) sum_k b_k / (t_{k+1} + s0) (m records, t_{k+1} the end of
    batch k): a record of the first batch is the worst case.
 
+PIGD (Algorithm 5.2, ``update="implicit"``, one record per step): theta <- Proj_C(argmin
+||theta - v||^2 / 2 + eta_t f_t(theta)) with eta_t = 1 / (Psi t), t the record's stream
+position. The proximal map of the (eta Psi)-strongly convex eta f_t is 1 / (1 + eta Psi) =
+t / (t + 1) Lipschitz, and (Lemma 5.9's argument, with the loss alone since the ridge terms
+cancel) a replaced record moves it by at most eta Delta_g / (1 + eta Psi) =
+Delta_g / (Psi (t + 1)); so step 3 holds with s0 = 1, whatever the smoothness.
+
 Privacy of the whole stream. Each record enters exactly one call. Given all earlier
 releases, the call holding the replaced record is a Gaussian mechanism with sensitivity at
 most the bound of step 3 and noise sigma = z times that bound; every other call is the same
@@ -73,6 +80,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from dp_accounting import dp_event
+from scipy.optimize import brentq
 
 from .._accounting import gaussian_noise_multiplier
 from .._sets import L2Ball
@@ -92,19 +100,25 @@ class OnlinePlan:
     smoothness: float
     offset: float
     batch_size: int
+    update: str
     noise_multiplier: float
     event: dp_event.DpEvent
     epsilon: float
     delta: float
 
 
-def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, batch_size=1):
+def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, batch_size=1, update="gradient"):
     """The stream's step schedule, gradient sensitivity and noise multiplier from public values.
 
     ``clip_norm=None`` clips at ``x_norm`` (no clipping for the logistic loss, residuals
     beyond one half-range of ``bounds_y`` for the squared loss). ``epsilon = inf`` plans
-    the same algorithm without noise (``NonPrivateDpEvent``).
+    the same algorithm without noise (``NonPrivateDpEvent``). ``update="implicit"``
+    (PIGD, one record per step) has offset s0 = 1 whatever the smoothness.
     """
+    if update not in ("gradient", "implicit"):
+        raise ValueError(f"update must be 'gradient' or 'implicit', got {update!r}.")
+    if update == "implicit" and batch_size != 1:
+        raise ValueError(f"update='implicit' takes one record per step: batch_size must be 1, got {batch_size!r}.")
     if epsilon != np.inf and not (0 < delta < 1):
         raise ValueError(f"delta must be in (0, 1) for the online estimators (Gaussian noise); got delta={delta!r}.")
     c = float(x_norm if clip_norm is None else clip_norm)
@@ -116,7 +130,8 @@ def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, 
         z = gaussian_noise_multiplier(float(epsilon), float(delta))
         event = dp_event.GaussianDpEvent(z)
     return OnlinePlan(alpha=float(alpha), radius=float(radius), clip_norm=c, grad_sensitivity=2.0 * min(c, sup_grad),
-                      smoothness=beta, offset=batch_size * beta / (2.0 * alpha), batch_size=int(batch_size),
+                      smoothness=beta, batch_size=int(batch_size), update=update,
+                      offset=1.0 if update == "implicit" else batch_size * beta / (2.0 * alpha),
                       noise_multiplier=z, event=event, epsilon=float(epsilon), delta=float(delta))
 
 
@@ -162,6 +177,36 @@ def _row_norms(X):
     return np.linalg.norm(X, axis=1)
 
 
+def _clamped_dphi(loss, s, y, bound):
+    return float(np.clip(loss.dphi(np.array([s]), np.array([y]))[0], -bound, bound))
+
+
+def _implicit_step(plan, loss, x, y, x_norm, v, pos):
+    """argmin_theta ||theta - v||^2 / 2 + eta (l_C(<x, theta>; y) + Psi ||theta||^2 / 2), eta = 1 / (Psi (pos + 1)).
+
+    The minimizer is (v - eta phi_C'(s) x) / (1 + eta Psi) with s = <x, theta> the root of the
+    increasing h(s) = s (1 + eta Psi) + eta ||x||^2 phi_C'(s) - <x, v>: closed form for the
+    (clipped) squared loss, Brent's method to floating-point precision for the logistic loss.
+    """
+    eta = 1.0 / (plan.alpha * (pos + 1))
+    k = 1.0 + eta * plan.alpha
+    if x_norm == 0.0:
+        return v / k
+    xv = float(np.asarray(x @ v).ravel()[0])
+    bound = plan.clip_norm / x_norm  # phi_C' = clamp(phi', -bound, bound)
+    if loss.name == "squared":
+        s = (xv + eta * x_norm**2 * y) / (k + eta * x_norm**2)
+        if abs(s - y) > bound:
+            s = (xv - eta * x_norm**2 * bound * np.sign(s - y)) / k
+    else:
+        def h(s):
+            return s * k + eta * x_norm**2 * _clamped_dphi(loss, s, y, bound) - xv
+        reach = eta * x_norm**2 * min(bound, 1.0) / k
+        s = brentq(h, xv / k - reach - 1e-300, xv / k + reach + 1e-300, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    d = _clamped_dphi(loss, s, y, bound)
+    return (v - eta * d * np.asarray(x.T @ np.array([1.0])).ravel()) / k
+
+
 def run_online(plan, loss, X, y, theta, t0, rng, *, average=False, return_iterates=False):
     """One call: the steps over the records of (X, y) from the released ``theta``, then the release.
 
@@ -197,6 +242,11 @@ def run_online(plan, loss, X, y, theta, t0, rng, *, average=False, return_iterat
     start = 0
     for end in batch_ends(t0, m, plan.batch_size) - t0:
         b, pos = end - start, t0 + start
+        if plan.update == "implicit":
+            theta = ball.project(_implicit_step(plan, loss, X[start:end], y[start], norms[start], theta, pos))
+            total += theta
+            start = end
+            continue
         shrink = (pos + plan.offset) / (pos + b + plan.offset)  # 1 - eta Psi
         eta_over_b = 1.0 / (plan.alpha * (pos + b + plan.offset))  # eta / b
         g = loss.clipped_gradient_sum(X[start:end], y[start:end], theta, norms[start:end], plan.clip_norm)

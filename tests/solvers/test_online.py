@@ -22,9 +22,9 @@ from dp_sklearn.ledger import BudgetExceededError
 from solver_helpers import DELTA, EPS, analytic_gaussian_delta
 
 
-def _plan(loss=SquaredLoss(), eps=EPS, alpha=0.05, b=1, clip=None, radius=100.0, x_norm=1.0):
+def _plan(loss=SquaredLoss(), eps=EPS, alpha=0.05, b=1, clip=None, radius=100.0, x_norm=1.0, update="gradient"):
     return online.plan_online(loss, x_norm, epsilon=eps, delta=DELTA, alpha=alpha, radius=radius,
-                              clip_norm=clip, batch_size=b)
+                              clip_norm=clip, batch_size=b, update=update)
 
 
 @pytest.mark.parametrize("eps, delta", [(0.5, 1e-6), (1.0, 1e-5), (4.0, 1e-3)])
@@ -240,3 +240,46 @@ def test_utility_against_non_private():
     reg_y = X @ [1.0, -1.0, 0.5, 0.0, 0.0] + 0.3 * rng.normal(size=6000)
     reg = DPOnlineRegressor(bounds_y=(-6, 6), data_norm=3 * math.sqrt(5), random_state=0)
     assert reg.fit(X[:5000], reg_y[:5000]).score(Xte, reg_y[5000:]) > 0.6
+
+
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()], ids=["squared", "logistic"])
+@pytest.mark.parametrize("clip", [0.3, 5.0])
+def test_implicit_step_is_the_proximal_point(loss, clip):
+    from scipy.optimize import minimize
+
+    rng = np.random.default_rng(7)
+    plan = _plan(loss, alpha=0.1, clip=clip, update="implicit")
+    for pos in (0, 3, 40):
+        x, v = rng.normal(size=3), rng.normal(size=3) * 2
+        y = 1.0 if loss.name == "logistic" else 0.4
+        got = online._implicit_step(plan, loss, x[None, :], y, np.linalg.norm(x), v, pos)
+        eta, r = 1.0 / (0.1 * (pos + 1)), clip / np.linalg.norm(x)
+
+        def clipped_loss(th):  # phi_C: phi with its derivative clamped to [-r, r] (a Huber-type loss)
+            zs = np.linspace(0.0, x @ th, 4001)
+            d = np.clip(loss.dphi(zs, np.full_like(zs, y)), -r, r)
+            return float(loss.phi(np.array([0.0]), np.array([y]))[0] + np.trapezoid(d, zs))
+
+        obj = lambda th: 0.5 * np.sum((th - v) ** 2) + eta * (clipped_loss(th) + 0.05 * th @ th)  # noqa: E731
+        ref = minimize(obj, v, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-13, "maxiter": 20000}).x
+        np.testing.assert_allclose(got, ref, atol=2e-4)
+
+
+def test_implicit_neighbours_stay_within_the_bound():
+    rng = np.random.default_rng(8)
+    for loss in (SquaredLoss(), LogisticLoss()):
+        plan = _plan(loss, alpha=0.01, clip=0.6, radius=4.0, update="implicit")
+        assert plan.offset == 1.0
+        for _ in range(10):
+            X = rng.normal(size=(30, 3))
+            X /= np.maximum(1.0, np.linalg.norm(X, axis=1))[:, None]
+            y = np.sign(rng.normal(size=30)) if loss.name == "logistic" else rng.uniform(-1, 1, 30)
+            Xp, yp = X.copy(), y.copy()
+            i = rng.integers(30)
+            Xp[i], yp[i] = -X[i], -y[i]
+            for avg in (False, True):
+                v = online.run_online(plan, loss, X, y, np.zeros(3), 4, rng, average=avg, return_iterates=True)[1]
+                vp = online.run_online(plan, loss, Xp, yp, np.zeros(3), 4, rng, average=avg, return_iterates=True)[1]
+                assert np.linalg.norm(v - vp) <= online.release_sensitivity(plan, 4, 30, avg) * (1 + 1e-9)
+    with pytest.raises(ValueError, match="batch_size must be 1"):
+        _plan(update="implicit", b=2)
