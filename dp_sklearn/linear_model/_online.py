@@ -41,9 +41,18 @@ class _DPOnlineBase(BaseEstimator):
             return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=(int(t0),)))
         return _make_rng(rs)
 
-    def _call(self, X, y, classes, first):
+    def _stream_params(self):
+        """Hyperparameters the stream's privacy and schedule depend on (fixed when it starts)."""
+        params = self.get_params(deep=False)
+        return {k: repr(v) for k, v in params.items() if k not in ("ledger", "random_state")}
+
+    def _call(self, X, y, classes, first, from_fit=False):
         if first:
             self._start_stream()
+        elif self._stream_params() != self._stream_config:
+            changed = sorted(k for k, v in self._stream_params().items() if self._stream_config.get(k) != v)
+            raise ValueError(f"{changed} changed since the stream started: its privacy and schedule rest on the "
+                             "values it started with. Restore them, or start a new stream with fit().")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         n_x, n_y = _num_samples(X), _num_samples(y)
@@ -63,7 +72,12 @@ class _DPOnlineBase(BaseEstimator):
         p = X.shape[1]
         B = float(np.sqrt(p)) if self.data_norm is None else float(self.data_norm)
         x_norm = float(np.sqrt(2.0)) if self.fit_intercept else 1.0
-        plan = plan_online(loss, x_norm, epsilon=self.epsilon, delta=self.delta, alpha=self.alpha,
+        if first and not from_fit and isinstance(self.alpha, str) and self.horizon is None:
+            warnings.warn("alpha='auto' without horizon: the penalty is set for the first call's "
+                          f"{m} records; pass horizon= (the stream's length) for a stream of many calls.",
+                          UserWarning, stacklevel=3)
+        plan = plan_online(loss, x_norm, epsilon=self.epsilon, delta=self.delta,
+                           alpha=self.alpha if first else self.alpha_, n_ref=self.horizon or m,
                            radius=self.radius, clip_norm=self.clip_norm, batch_size=self.batch_size,
                            update=self.update)
         ledger = self.ledger if first else None  # later calls are covered by the stream's event
@@ -82,6 +96,8 @@ class _DPOnlineBase(BaseEstimator):
         if ledger is not None:
             ledger.record(plan.event, self.epsilon, self.delta, label=type(self).__name__)
         self.n_samples_seen_ = t0 + m
+        self.alpha_ = plan.alpha
+        self._stream_config = self._stream_params() if first else self._stream_config
         self.dp_event_, self.epsilon_, self.delta_ = plan.event, float(self.epsilon), float(self.delta)
         self.data_norm_ = B
         self._set_coef(self._theta[:p] / B, self._theta[p] if self.fit_intercept else 0.0)
@@ -104,7 +120,7 @@ class _DPOnlineBase(BaseEstimator):
             The fitted estimator; its ledger records one release.
         """
         with clipping_report():
-            return self._call(X, y, None, first=True)
+            return self._call(X, y, None, first=True, from_fit=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -159,7 +175,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
 
     _y_validation = {"y_numeric": True, "multi_output": False}
 
-    def __init__(self, *, bounds_y=None, epsilon=1.0, delta=1e-5, alpha=0.01, radius=10.0, data_norm=None,
+    def __init__(self, *, bounds_y=None, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None,
                  fit_intercept=True, clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
                  ledger=None, random_state=None):
         self.bounds_y = bounds_y
@@ -282,7 +298,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
 
     _y_validation = {}
 
-    def __init__(self, *, epsilon=1.0, delta=1e-5, alpha=0.01, radius=10.0, data_norm=None, fit_intercept=True,
+    def __init__(self, *, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None, fit_intercept=True,
                  clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False, ledger=None,
                  random_state=None):
         self.epsilon = epsilon

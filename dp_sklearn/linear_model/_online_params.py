@@ -13,7 +13,7 @@ from ._base import DATA_NORM_RANGE, MAX_FINITE_EPSILON
 _CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"), Options(Real, {np.inf})],
     "delta": [Interval(Real, 0, 1, closed="neither")],
-    "alpha": [Interval(Real, 0, np.inf, closed="neither")],
+    "alpha": [Interval(Real, 0, np.inf, closed="neither"), StrOptions({"auto"})],
     "radius": [Interval(Real, 0, np.inf, closed="neither")],
     "data_norm": [Interval(Real, 1.0 / DATA_NORM_RANGE, DATA_NORM_RANGE, closed="both"), None],
     "fit_intercept": ["boolean"],
@@ -32,9 +32,14 @@ _PARAMS_DOC = """
         (0, 1e100] or ``numpy.inf`` (the same online algorithm without noise).
     delta : float, default=1e-5
         In (0, 1); Gaussian noise needs delta > 0.
-    alpha : float, default=0.01
+    alpha : float or "auto", default="auto"
         Strength Psi of the l2 penalty ``(alpha / 2) ||theta||^2`` in normalized units:
         the strong convexity the privacy proof rests on (noise scales as 1 / alpha).
+        ``"auto"``: ``(2 K / n^2)^(1/3)`` with ``K = phi''_max x_norm^2 z^2 Delta_g^2``,
+        which balances the ridge bias against the noise's loss at ``||theta*|| = 1``
+        (``1 / n`` at epsilon = inf); n is ``horizon`` if set, else the size of the call
+        that starts the stream (all of X in ``fit``). Fixed for the whole stream and
+        released as ``alpha_``.
     radius : float, default=10.0
         Radius of the l2-ball feasible set, in normalized units (rows scaled to norm 1).
     data_norm : float or None, default=None
@@ -74,6 +79,8 @@ _ATTRS_DOC = """
         epsilon = inf), whatever the number of calls.
     epsilon_, delta_ : float
         The guarantee of the whole stream.
+    alpha_ : float
+        The penalty strength of the stream (public: a function of public values).
     n_samples_seen_ : int
         Records consumed by the stream (public, like n).
     n_features_in_ : int

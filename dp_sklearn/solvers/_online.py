@@ -85,7 +85,7 @@ from scipy.optimize import brentq
 from .._accounting import gaussian_noise_multiplier
 from .._sets import L2Ball
 
-__all__ = ["OnlinePlan", "plan_online", "batch_ends", "release_sensitivity", "run_online",
+__all__ = ["OnlinePlan", "auto_alpha", "plan_online", "batch_ends", "release_sensitivity", "run_online",
            "poffl_printed_sensitivity"]
 
 
@@ -107,13 +107,32 @@ class OnlinePlan:
     delta: float
 
 
-def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, batch_size=1, update="gradient"):
+def auto_alpha(loss, x_norm, grad_sensitivity, noise_multiplier, n_ref):
+    """The default strength Psi of the ridge term, from public values only.
+
+    The released model is theta + N(0, sigma^2 I) with sigma = z Delta_g / (Psi n) (step 3).
+    To second order the noise costs E[l(theta + b)] - l(theta) = tr(H) sigma^2 / 2 <=
+    phi''_max x_norm^2 sigma^2 / 2 (a GLM's Hessian phi'' x x^T has trace phi'' ||x||^2,
+    whatever the dimension), and the ridge term biases the loss by Psi ||theta*||^2 / 2.
+    With the prior ||theta*|| = 1 (normalized units), the sum is smallest at
+    Psi = (2 K / n^2)^(1/3), K = phi''_max x_norm^2 z^2 Delta_g^2. Without noise (z = 0):
+    Psi = 1 / n.
+    """
+    if noise_multiplier == 0:
+        return 1.0 / n_ref
+    K = loss.curvature * x_norm**2 * noise_multiplier**2 * grad_sensitivity**2
+    return float((2.0 * K / float(n_ref) ** 2) ** (1.0 / 3.0))
+
+
+def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, batch_size=1, update="gradient",
+                n_ref=None):
     """The stream's step schedule, gradient sensitivity and noise multiplier from public values.
 
     ``clip_norm=None`` clips at ``x_norm`` (no clipping for the logistic loss, residuals
     beyond one half-range of ``bounds_y`` for the squared loss). ``epsilon = inf`` plans
     the same algorithm without noise (``NonPrivateDpEvent``). ``update="implicit"``
     (PIGD, one record per step) has offset s0 = 1 whatever the smoothness.
+    ``alpha="auto"`` is :func:`auto_alpha` for ``n_ref`` records (public).
     """
     if update not in ("gradient", "implicit"):
         raise ValueError(f"update must be 'gradient' or 'implicit', got {update!r}.")
@@ -122,14 +141,16 @@ def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, 
     if epsilon != np.inf and not (0 < delta < 1):
         raise ValueError(f"delta must be in (0, 1) for the online estimators (Gaussian noise); got delta={delta!r}.")
     c = float(x_norm if clip_norm is None else clip_norm)
-    sup_grad = x_norm * loss.derivative_bound(radius * x_norm)
+    grad_sensitivity = 2.0 * min(c, x_norm * loss.derivative_bound(radius * x_norm))
     beta = loss.curvature * x_norm**2
     if epsilon == np.inf:
         z, event = 0.0, dp_event.NonPrivateDpEvent()
     else:
         z = gaussian_noise_multiplier(float(epsilon), float(delta))
         event = dp_event.GaussianDpEvent(z)
-    return OnlinePlan(alpha=float(alpha), radius=float(radius), clip_norm=c, grad_sensitivity=2.0 * min(c, sup_grad),
+    if isinstance(alpha, str):
+        alpha = auto_alpha(loss, x_norm, grad_sensitivity, z, n_ref)
+    return OnlinePlan(alpha=float(alpha), radius=float(radius), clip_norm=c, grad_sensitivity=grad_sensitivity,
                       smoothness=beta, batch_size=int(batch_size), update=update,
                       offset=1.0 if update == "implicit" else batch_size * beta / (2.0 * alpha),
                       noise_multiplier=z, event=event, epsilon=float(epsilon), delta=float(delta))

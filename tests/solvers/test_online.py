@@ -283,3 +283,24 @@ def test_implicit_neighbours_stay_within_the_bound():
                 assert np.linalg.norm(v - vp) <= online.release_sensitivity(plan, 4, 30, avg) * (1 + 1e-9)
     with pytest.raises(ValueError, match="batch_size must be 1"):
         _plan(update="implicit", b=2)
+
+
+def test_auto_alpha_closed_form_and_stream_fixed_hyperparameters():
+    z = online.gaussian_noise_multiplier(EPS, DELTA)
+    plan = online.plan_online(LogisticLoss(), math.sqrt(2), epsilon=EPS, delta=DELTA, alpha="auto", radius=10.0,
+                              n_ref=4000)
+    # K = phi''_max x_norm^2 z^2 Delta_g^2 with Delta_g = 2 x_norm (logistic, default clip); Psi = (2K/n^2)^(1/3)
+    assert plan.alpha == pytest.approx((2 * 0.25 * 2 * z**2 * 8 / 4000**2) ** (1 / 3), rel=1e-12)
+    inf = online.plan_online(LogisticLoss(), 1.0, epsilon=np.inf, delta=DELTA, alpha="auto", radius=1.0, n_ref=50)
+    assert inf.alpha == 1 / 50
+    X = np.random.default_rng(9).normal(size=(60, 2))
+    y = X[:, 0]
+    est = DPOnlineRegressor(bounds_y=(-3, 3), horizon=60, random_state=0).partial_fit(X[:20], y[:20])
+    assert est.alpha_ == online.plan_online(SquaredLoss(), math.sqrt(2), epsilon=EPS, delta=DELTA, alpha="auto",
+                                            radius=10.0, n_ref=60).alpha
+    est.set_params(epsilon=5.0)
+    with pytest.raises(ValueError, match="epsilon.*changed since the stream started"):
+        est.partial_fit(X[20:], y[20:])
+    est.set_params(epsilon=EPS).partial_fit(X[20:], y[20:])
+    with pytest.warns(UserWarning, match="alpha='auto' without horizon"):
+        DPOnlineRegressor(bounds_y=(-3, 3)).partial_fit(X, y)
