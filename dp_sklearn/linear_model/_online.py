@@ -141,8 +141,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
     ----------
     bounds_y : tuple (low, high) or None, default=None
         Public range of the targets (clipped to it, mapped to [-1, 1]); ``None`` assumes
-        [-1, 1] with a warning. There is no private estimate in a stream.
-    {_PARAMS_DOC}
+        [-1, 1] with a warning. There is no private estimate in a stream.{_PARAMS_DOC}
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
@@ -152,8 +151,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
     bounds_y_ : tuple
         The public target range used.
     data_norm_ : float
-        The public row bound used.
-    {_ATTRS_DOC}
+        The public row bound used.{_ATTRS_DOC}
     See Also
     --------
     DPOnlineClassifier : the logistic counterpart.
@@ -265,8 +263,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     ``fit``) is public, not protected.
 
     Parameters
-    ----------
-    {_PARAMS_DOC}
+    ----------{_PARAMS_DOC}
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features)
@@ -276,8 +273,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     classes_ : ndarray of shape (2,)
         The public label set.
     data_norm_ : float
-        The public row bound used.
-    {_ATTRS_DOC}
+        The public row bound used.{_ATTRS_DOC}
     See Also
     --------
     DPOnlineRegressor : the least-squares counterpart.
