@@ -44,6 +44,11 @@ Sensitivity (replace-one neighbours, docs/privacy.md P1), derived here:
    by at most (Delta_g / (Psi m)) sum_k b_k / (t_{k+1} + s0) (m records, t_{k+1} the end of
    batch k): a record of the first batch is the worst case.
 
+Against PGIGA as printed (Algorithm 5.3, Lemma 5.12): its step 2 / (Psi t) moves the iterate by
+eta 2 G = 4 G / (Psi t) when a gradient of norm at most G is replaced, twice the lemma's
+2 G / (Psi t); and its burn-in of t_q = 2 L_G^2 / Psi^2 random outputs (quadratic in the
+condition number) is replaced here by the offset s0 = b beta / (2 Psi) in the step size.
+
 PIGD (Algorithm 5.2, ``update="implicit"``, one record per step): theta <- Proj_C(argmin
 ||theta - v||^2 / 2 + eta_t f_t(theta)) with eta_t = 1 / (Psi t), t the record's stream
 position. The proximal map of the (eta Psi)-strongly convex eta f_t is 1 / (1 + eta Psi) =

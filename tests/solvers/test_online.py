@@ -304,3 +304,16 @@ def test_auto_alpha_closed_form_and_stream_fixed_hyperparameters():
     est.set_params(epsilon=EPS).partial_fit(X[20:], y[20:])
     with pytest.warns(UserWarning, match="alpha='auto' without horizon"):
         DPOnlineRegressor(bounds_y=(-3, 3)).partial_fit(X, y)
+
+
+def test_pickled_mid_stream_continues_identically():
+    import pickle
+
+    X = np.random.default_rng(10).normal(size=(90, 3))
+    y = X[:, 0] - X[:, 2]
+    a = DPOnlineRegressor(bounds_y=(-4, 4), horizon=90, batch_size=4, random_state=3).partial_fit(X[:40], y[:40])
+    b = pickle.loads(pickle.dumps(a))
+    a.partial_fit(X[40:], y[40:])
+    b.partial_fit(X[40:], y[40:])
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.n_samples_seen_ == b.n_samples_seen_ == 90
