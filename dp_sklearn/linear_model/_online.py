@@ -164,7 +164,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3))
     >>> y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=2000)
-    >>> reg = DPOnlineRegressor(bounds_y=(-5, 5), random_state=0)
+    >>> reg = DPOnlineRegressor(bounds_y=(-5, 5), horizon=2000, random_state=0)
     >>> for start in range(0, 2000, 500):
     ...     reg = reg.partial_fit(X[start:start + 500], y[start:start + 500])
     >>> reg.n_samples_seen_, reg.epsilon_
@@ -286,7 +286,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 3))
     >>> y = (X[:, 0] > 0).astype(int)
-    >>> clf = DPOnlineClassifier(random_state=0).partial_fit(X[:1000], y[:1000], classes=[0, 1])
+    >>> clf = DPOnlineClassifier(horizon=2000, random_state=0)
+    >>> clf = clf.partial_fit(X[:1000], y[:1000], classes=[0, 1])
     >>> clf = clf.partial_fit(X[1000:], y[1000:])
     >>> clf.score(X, y) > 0.8
     True
