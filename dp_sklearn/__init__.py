@@ -6,6 +6,8 @@ from .ledger import BudgetExceededError, PrivacyLedger
 from .linear_model import (
     DPLasso,
     DPLogisticRegression,
+    DPOnlineClassifier,
+    DPOnlineRegressor,
     DPRidge,
     DPSparseLinearRegression,
     DPSparseLogisticRegression,
@@ -22,6 +24,8 @@ __all__ = [
     "DPLogisticRegression",
     "DPSparseLinearRegression",
     "DPSparseLogisticRegression",
+    "DPOnlineRegressor",
+    "DPOnlineClassifier",
     "DPGridSearchCV",
     "DPStandardScaler",
     "DPMinMaxScaler",

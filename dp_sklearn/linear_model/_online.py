@@ -1,0 +1,363 @@
+"""Private online linear models with ``partial_fit`` (Thakurta 2013, Chapter 5).
+
+``fit`` is one pass over the data (POffL, Algorithm 5.4, by default averaging the iterates);
+``partial_fit`` continues the stream. The mechanism, its sensitivity derivation and the
+stream's privacy are in :mod:`dp_sklearn.solvers._online`: each call releases a noisy model,
+the estimator keeps only that release and public counts, and the whole stream is one
+Gaussian release (``dp_event_``), recorded in the ledger once, by the call that starts it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.linear_model._base import LinearClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+
+from .._data import check_bounds_y, clipping_report, normalize_X, normalize_y
+from .._losses import LogisticLoss, SquaredLoss
+from ..solvers._online import plan_online, run_online
+from ._base import _make_rng
+from ._online_params import _ATTRS_DOC, _CONSTRAINTS, _PARAMS_DOC
+
+__all__ = ["DPOnlineRegressor", "DPOnlineClassifier"]
+
+class _DPOnlineBase(BaseEstimator):
+    """The stream template: validate, plan from public values, run a call, keep the release."""
+
+    _parameter_constraints = dict(_CONSTRAINTS)
+
+    def _start_stream(self):
+        for name in ("n_samples_seen_", "_theta", "dp_event_"):
+            self.__dict__.pop(name, None)
+
+    def _call_rng(self, t0):
+        rs = self.random_state
+        if isinstance(rs, (Integral, np.integer)) and not isinstance(rs, bool):
+            return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=(int(t0),)))
+        return _make_rng(rs)
+
+    def _stream_params(self):
+        """Hyperparameters the stream's privacy and schedule depend on (fixed when it starts)."""
+        params = self.get_params(deep=False)
+        return {k: repr(v) for k, v in params.items() if k not in ("ledger", "random_state")}
+
+    def _call(self, X, y, classes, first, from_fit=False):
+        if first:
+            self._start_stream()
+        elif self._stream_params() != self._stream_config:
+            changed = sorted(k for k, v in self._stream_params().items() if self._stream_config.get(k) != v)
+            raise ValueError(f"{changed} changed since the stream started: its privacy and schedule rest on the "
+                             "values it started with. Restore them, or start a new stream with fit().")
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        n_x, n_y = _num_samples(X), _num_samples(y)
+        if n_x != n_y:
+            raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
+        X, y = validate_data(self, X, y, reset=first, accept_sparse="csr", dtype=np.float64, **self._y_validation)
+        t0 = 0 if first else int(self.n_samples_seen_)
+        m = X.shape[0]
+        if self.horizon is not None and t0 + m > self.horizon:
+            raise ValueError(f"horizon={self.horizon} exceeded: the stream has consumed {t0} records and this call "
+                             f"brings {m}. Start a new stream with fit(), or set a larger horizon.")
+        y_t, loss = self._encode(y, classes, first)
+        ref = self.horizon or m
+        if first and self.epsilon != np.inf and self.delta >= 1.0 / ref:
+            warnings.warn(f"delta={self.delta:g} >= 1/{ref}: such a delta allows releasing a record outright; "
+                          "choose delta much smaller than 1/horizon.", UserWarning, stacklevel=3)
+        p = X.shape[1]
+        B = float(np.sqrt(p)) if self.data_norm is None else float(self.data_norm)
+        x_norm = float(np.sqrt(2.0)) if self.fit_intercept else 1.0
+        if first and not from_fit and isinstance(self.alpha, str) and self.horizon is None:
+            warnings.warn("alpha='auto' without horizon: the penalty is set for the first call's "
+                          f"{m} records; pass horizon= (the stream's length) for a stream of many calls.",
+                          UserWarning, stacklevel=3)
+        plan = plan_online(loss, x_norm, epsilon=self.epsilon, delta=self.delta,
+                           alpha=self.alpha if first else self.alpha_, n_ref=self.horizon or m,
+                           radius=self.radius, clip_norm=self.clip_norm, batch_size=self.batch_size,
+                           update=self.update)
+        ledger = self.ledger if first else None  # later calls are covered by the stream's event
+        if ledger is not None:
+            ledger.check(float(self.epsilon), float(self.delta), event=plan.event, label=type(self).__name__)
+        try:  # nothing is released unless run_online returns (its noise draw is its last step)
+            rng = self._call_rng(t0)
+            Xt, _, _ = normalize_X(X, B, 2, self.fit_intercept)
+            theta = np.zeros(Xt.shape[1]) if first else self._theta
+            theta = run_online(plan, loss, Xt, y_t, theta, t0, rng, average=self.average)
+        except BaseException:
+            if ledger is not None:
+                ledger.cancel_pending()
+            raise
+        self._theta = theta
+        if ledger is not None:
+            ledger.record(plan.event, self.epsilon, self.delta, label=type(self).__name__)
+        self.n_samples_seen_ = t0 + m
+        self.alpha_ = plan.alpha
+        self._stream_config = self._stream_params() if first else self._stream_config
+        self.dp_event_, self.epsilon_, self.delta_ = plan.event, float(self.epsilon), float(self.delta)
+        self.data_norm_ = B
+        self._set_coef(self._theta[:p] / B, self._theta[p] if self.fit_intercept else 0.0)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Start a new stream and make one pass over (X, y) (POffL, Algorithm 5.4).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, in stream order; CSR input is never densified.
+        y : array-like of shape (n_samples,)
+            Targets (regressor) or binary labels (classifier).
+
+        Returns
+        -------
+        self : object
+            The fitted estimator; its ledger records one release.
+        """
+        with clipping_report():
+            return self._call(X, y, None, first=True, from_fit=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
+    __doc__ = f"""Differentially private online least squares with ``partial_fit``.
+
+    Projected online gradient descent on the squared loss (clipped gradients) plus an l2
+    penalty, over an l2 ball (Thakurta 2013, Algorithms 5.1 and 5.3; ``fit`` is POffL,
+    Algorithm 5.4). Every call releases a Gaussian-perturbed model and keeps only that
+    release; the whole stream is (epsilon, delta)-DP under replace-one neighbours,
+    however it is split into calls (derivation in ``docs/user_guide/online.md``).
+
+    Parameters
+    ----------
+    bounds_y : tuple (low, high) or None, default=None
+        Public range of the targets (clipped to it, mapped to [-1, 1]); ``None`` assumes
+        [-1, 1] with a warning. There is no private estimate in a stream.{_PARAMS_DOC}
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Released coefficients, in the units of X and y.
+    intercept_ : float
+        Released intercept.
+    bounds_y_ : tuple
+        The public target range used.
+    data_norm_ : float
+        The public row bound used.{_ATTRS_DOC}
+    See Also
+    --------
+    DPOnlineClassifier : the logistic counterpart.
+    DPRidge : batch private ridge regression.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_sklearn import DPOnlineRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=2000)
+    >>> reg = DPOnlineRegressor(bounds_y=(-5, 5), horizon=2000, random_state=0)
+    >>> for start in range(0, 2000, 500):
+    ...     reg = reg.partial_fit(X[start:start + 500], y[start:start + 500])
+    >>> reg.n_samples_seen_, reg.epsilon_
+    (2000, 1.0)
+    """
+
+    _y_validation = {"y_numeric": True, "multi_output": False}
+
+    def __init__(self, *, bounds_y=None, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None,
+                 fit_intercept=True, clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
+                 ledger=None, random_state=None):
+        self.bounds_y = bounds_y
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.radius = radius
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.clip_norm = clip_norm
+        self.batch_size = batch_size
+        self.update = update
+        self.horizon = horizon
+        self.average = average
+        self.ledger = ledger
+        self.random_state = random_state
+
+    _parameter_constraints = {**_CONSTRAINTS, "bounds_y": ["array-like", None]}
+
+    def _encode(self, y, classes, first):
+        if self.bounds_y is None:
+            if first:
+                warnings.warn("bounds_y=None: assuming targets in [-1, 1]; pass the public range of y as "
+                              "bounds_y=(low, high).", UserWarning, stacklevel=4)
+            self.bounds_y_ = (-1.0, 1.0)
+        else:
+            self.bounds_y_ = check_bounds_y(self.bounds_y)
+        y_t, mid, half = normalize_y(y, self.bounds_y_)
+        self._target_map = (mid, half)
+        return y_t, SquaredLoss()
+
+    def _set_coef(self, coef, intercept):
+        mid, half = self._target_map
+        self.coef_ = half * coef
+        self.intercept_ = float(mid + half * intercept)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y):
+        """Continue the stream with the records (X, y) and release the updated model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next records of the stream.
+        y : array-like of shape (n_samples,)
+            Their targets.
+
+        Returns
+        -------
+        self : object
+            The estimator; only the first call of a stream records to the ledger.
+        """
+        with clipping_report():
+            return self._call(X, y, None, first=not hasattr(self, "n_samples_seen_"))
+
+    def predict(self, X):
+        """Predict with the released model, clipped to ``bounds_y_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predictions.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True
+        return tags
+
+
+class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
+    __doc__ = f"""Differentially private online binary logistic regression with ``partial_fit``.
+
+    Projected online gradient descent on the logistic loss plus an l2 penalty, over an
+    l2 ball (Thakurta 2013, Algorithms 5.1 and 5.3; ``fit`` is POffL, Algorithm 5.4).
+    Every call releases a Gaussian-perturbed model and keeps only that release; the whole
+    stream is (epsilon, delta)-DP under replace-one neighbours, however it is split into
+    calls. The label set (``classes`` of the first ``partial_fit``, or those of y in
+    ``fit``) is public, not protected.
+
+    Parameters
+    ----------{_PARAMS_DOC}
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features)
+        Released coefficients.
+    intercept_ : ndarray of shape (1,)
+        Released intercept.
+    classes_ : ndarray of shape (2,)
+        The public label set.
+    data_norm_ : float
+        The public row bound used.{_ATTRS_DOC}
+    See Also
+    --------
+    DPOnlineRegressor : the least-squares counterpart.
+    DPLogisticRegression : batch private logistic regression.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_sklearn import DPOnlineClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> clf = DPOnlineClassifier(horizon=2000, random_state=0)
+    >>> clf = clf.partial_fit(X[:1000], y[:1000], classes=[0, 1])
+    >>> clf = clf.partial_fit(X[1000:], y[1000:])
+    >>> clf.score(X, y) > 0.8
+    True
+    """
+
+    _y_validation = {}
+
+    def __init__(self, *, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None, fit_intercept=True,
+                 clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False, ledger=None,
+                 random_state=None):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.alpha = alpha
+        self.radius = radius
+        self.data_norm = data_norm
+        self.fit_intercept = fit_intercept
+        self.clip_norm = clip_norm
+        self.batch_size = batch_size
+        self.update = update
+        self.horizon = horizon
+        self.average = average
+        self.ledger = ledger
+        self.random_state = random_state
+
+    def _encode(self, y, classes, first):
+        check_classification_targets(y)
+        if first:
+            labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
+            if labels.size > 2:
+                raise ValueError(f"Only binary classification is supported; got {labels.size} classes "
+                                 f"({labels.tolist()}).")
+            if labels.size < 2:
+                raise ValueError(f"DPOnlineClassifier needs 2 classes, but the data contains only one class: "
+                                 f"{labels[0]!r}; pass classes= to partial_fit.")
+            self.classes_ = labels
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes={self.classes_.tolist()}.")
+        return np.where(y == self.classes_[1], 1.0, -1.0), LogisticLoss()
+
+    def _set_coef(self, coef, intercept):
+        self.coef_ = np.asarray(coef, dtype=float).reshape(1, -1)
+        self.intercept_ = np.array([float(intercept)])
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None):
+        """Continue the stream with the records (X, y) and release the updated model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next records of the stream.
+        y : array-like of shape (n_samples,)
+            Their labels, within the stream's classes.
+        classes : array-like of shape (2,), default=None
+            The public label set; required on the first call of a stream.
+
+        Returns
+        -------
+        self : object
+            The estimator; only the first call of a stream records to the ledger.
+        """
+        first = not hasattr(self, "n_samples_seen_")
+        if first and classes is None:
+            raise ValueError("classes must be passed to the first call of partial_fit (the public label set).")
+        with clipping_report():
+            return self._call(X, y, classes, first=first)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.poor_score = True
+        tags.classifier_tags.multi_class = False
+        return tags
