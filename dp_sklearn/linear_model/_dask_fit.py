@@ -111,7 +111,8 @@ def validate_dask(est, X, y):
     checks = [da.isfinite(X).all()] + ([da.isfinite(y).all()] if y.dtype.kind in "biuf" else [])
     if not all(dask.compute(*checks)):
         raise ValueError("Input X or y contains NaN or infinity; clean or impute it first.")
-    _check_feature_names(est, X_in, reset=True)
+    # a dask DataFrame's names are those of its (empty, pandas) meta frame
+    _check_feature_names(est, getattr(X_in, "_meta", X_in) if hasattr(X_in, "columns") else X_in, reset=True)
     est.n_features_in_ = X.shape[1]
     return X, y
 
