@@ -154,7 +154,7 @@ class DaskTargets:
 
     def blocks(self):
         """One dask ``Delayed`` per block of rows."""
-        return list(self.y.to_delayed().ravel())
+        return list(self.y.to_delayed(optimize_graph=False).ravel())
 
 
 class _Transposed:
@@ -204,7 +204,7 @@ class DaskDesign:
         return _Transposed(self)
 
     def _pairs(self):
-        x_blocks = list(self.X.to_delayed().ravel())
+        x_blocks = list(self.X.to_delayed(optimize_graph=False).ravel())
         return list(zip(x_blocks, self.targets.blocks()))
 
     def gram_xty(self):
