@@ -15,7 +15,8 @@ import pytest
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge, PrivacyLedger  # noqa: E402
+from dp_sklearn import (ClippingWarning, DPLasso, DPLogisticRegression, DPRidge, DPSparseLinearRegression,  # noqa: E402
+                        PrivacyLedger)
 from dp_sklearn._dask_design import dask_problem, normalize_dask  # noqa: E402
 from dp_sklearn._data import normalize_X  # noqa: E402
 from dp_sklearn._losses import LogisticLoss  # noqa: E402
@@ -62,6 +63,7 @@ CASES = {
     "ridge_auto_bounds": (DPRidge, {"max_iter": 40, "data_norm": "auto"}, "y"),  # bounds_y="auto" (default)
     "ridge_ssp": (DPRidge, {"solver": "ssp", "bounds_y": (-4, 4)}, "y"),
     "lasso_frank_wolfe": (DPLasso, {"max_iter": 200, "bounds_y": (-4, 4)}, "y"),
+    "sparse_linear_ight": (DPSparseLinearRegression, {"n_nonzero_coefs": 3, "max_iter": 20, "bounds_y": (-4, 4)}, "y"),
     "logistic_noisy_gd": (DPLogisticRegression, {"max_iter": 30}, "binary"),
     "logistic_multinomial": (DPLogisticRegression, {"max_iter": 20}, "labels"),
     "logistic_l1_frank_wolfe": (DPLogisticRegression, {"penalty": "l1", "max_iter": 30}, "binary"),
@@ -81,6 +83,25 @@ def test_same_coefficients_as_in_memory(client, data, case):
     assert _max_rel(mem.coef_, dist.coef_) <= RTOL
     assert np.allclose(dist.intercept_, mem.intercept_, rtol=RTOL, atol=RTOL * np.max(np.abs(mem.coef_)))
     assert _max_rel(mem.coef_, Est(random_state=4, **params).fit(X, t).coef_) > 1e-3  # the seed matters: can fail
+
+
+def test_no_array_is_brought_to_the_client(client, data, monkeypatch):
+    X, y, _ = data
+
+    def guard(method):
+        def refuse_n_sized(self, *args, **kwargs):
+            if self.ndim and self.shape[0] >= CHUNK:  # scalars (the private mean) and p-sized results pass
+                raise AssertionError(f"a dask array of shape {self.shape} was brought to the client")
+            return method(self, *args, **kwargs)
+        return refuse_n_sized
+
+    Xd, yd = _dask(X), _dask(y)
+    monkeypatch.setattr(da.Array, "__array__", guard(da.Array.__array__))
+    monkeypatch.setattr(da.Array, "compute", guard(da.Array.compute))
+    for est in (DPRidge(max_iter=10, bounds_y=(-4, 4)), DPLasso(max_iter=50, bounds_y=(-4, 4))):
+        assert np.all(np.isfinite(est.fit(Xd, yd).coef_))
+    with pytest.raises(AssertionError, match="brought to the client"):  # the check can fail
+        np.asarray(Xd)
 
 
 def test_dataframe_input_keeps_feature_names(client, data):
