@@ -20,13 +20,15 @@ import numpy as np
 from sklearn.utils.validation import _check_feature_names
 
 from .._dask_design import is_dask_collection
+from ..solvers import get_solver
 
-__all__ = ["DASK_SOLVERS", "validate_dask", "encode_dask_labels", "auto_inputs"]
+__all__ = ["DASK_SOLVERS", "check_dask_solver", "validate_dask", "encode_dask_labels", "auto_inputs"]
 
 #: solvers whose data access is full-batch gradient sums or the Gram matrix (blockwise)
 DASK_SOLVERS = ("frank_wolfe", "frank_wolfe_gaussian", "ight", "mirror_descent", "noisy_gd", "ssp")
-#: solvers that run their own (noiseless) iteration at epsilon = inf; the others call an exact minimizer
-_RUN_AT_INF = ("ight",)
+#: feasible sets whose solvers run their own (noiseless) iteration at epsilon = inf (as
+#: ``_base._RUNS_AT_INF``); the other solvers call an exact in-memory minimizer there
+_RUN_AT_INF = ("l0",)
 
 
 def _as_dask_array(obj, name, row_chunks=None):
@@ -58,7 +60,7 @@ def check_dask_solver(est):
     if est.batch_size is not None:
         raise ValueError(f"batch_size={est.batch_size!r} (Poisson-sampled mini-batches) is not supported for dask "
                          "input: use batch_size=None (full batches, computed blockwise on the cluster).")
-    if est.epsilon == np.inf and solver not in _RUN_AT_INF:
+    if est.epsilon == np.inf and not set(get_solver(solver).constraints) & set(_RUN_AT_INF):
         raise ValueError(f"epsilon=inf (the exact non-private minimizer) is not supported for dask input with "
                          f"solver={solver!r}; use a finite epsilon.")
 
