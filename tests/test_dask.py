@@ -128,8 +128,9 @@ def test_blockwise_clipping_and_no_worker_holds_the_design(client, data):
     np.testing.assert_array_equal(np.vstack([b[0] for b in blocks]), Xt)  # the rows beyond 2.0 clipped identically
     expected = LogisticLoss().clipped_gradient_sum(Xt, np.sign(y), theta, np.linalg.norm(Xt, axis=1), 0.3)
     assert g.shape == (P + 1,) and _max_rel(expected, g) <= 1e-12
-    held = [len(keys) for keys in client.has_what().values()]
-    assert sum(held) >= len(blocks) and max(held) < len(blocks)  # spread over both workers
+    keys = {b.key for b in design._persisted()}  # the persisted blocks, and what each worker holds of them
+    held = [len(keys & set(on_worker)) for on_worker in client.has_what().values()]
+    assert len(held) == 2 and sum(held) >= len(blocks) and max(held) < len(blocks)  # no worker holds them all
 
 
 @pytest.mark.parametrize("params, match", [
