@@ -84,7 +84,7 @@ def _row_norms(X, ord_):
     return np.clip(np.nan_to_num(norms, posinf=DATA_NORM_SEARCH[1]), *DATA_NORM_SEARCH)
 
 
-def private_data_norm(X, ord_, epsilon, rng):
+def private_data_norm(X, ord_, epsilon, rng, *, row_norms=None):
     """``data_norm="auto"``: the private ``DATA_NORM_QUANTILE`` quantile of the row norms.
 
     Parameters
@@ -97,13 +97,16 @@ def private_data_norm(X, ord_, epsilon, rng):
         The fit's total epsilon; ``inf`` gives the exact quantile (non-private fit).
     rng : numpy.random.Generator
         The fit's generator.
+    row_norms : ndarray of shape (n_samples,), default=None
+        The row norms of X as :func:`_row_norms` computes them (e.g. blockwise on a
+        cluster for dask input); ``None`` computes them from X.
 
     Returns
     -------
     data_norm : float
         In ``DATA_NORM_SEARCH``.
     """
-    norms = _row_norms(X, ord_)
+    norms = _row_norms(X, ord_) if row_norms is None else row_norms
     if epsilon == np.inf:
         return float(max(np.quantile(norms, DATA_NORM_QUANTILE), DATA_NORM_SEARCH[0]))
     eps0, _ = auto_event(epsilon, "data_norm")

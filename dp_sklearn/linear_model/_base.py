@@ -13,6 +13,7 @@ penalty (``_feasible_set``, ``_l2_reg``), its default solver and its docstring.
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,13 +23,15 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
 
+from .._dask_design import dask_problem, is_dask_collection, normalize_dask
 from .._data import Problem, clipping_report, normalize_X
 from .._exact import minimize
 from .._sets import Unconstrained, bounded_domain
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
 from ..solvers._base import PublicProblem
-from ._auto import AUTO_SHARE, auto_event, private_bounds_y, private_data_norm
+from ._auto import AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, private_bounds_y, private_data_norm
+from ._dask_fit import auto_inputs, validate_dask
 
 #: solvers whose non-private path (epsilon = inf) is the same algorithm without noise;
 #: every other solver's epsilon = inf fit is the exact minimizer of the same objective
@@ -163,10 +166,13 @@ class _DPLinearBase(BaseEstimator):
 
     def _draw_auto(self, X, y, rng):
         """Release the "auto" bounds (data_norm first); returns the data_norm to use."""
+        norms = None
+        if is_dask_collection(X):  # their 1-D inputs come to the client (dp_sklearn.linear_model._dask_fit)
+            y, norms = auto_inputs(X, y, self._auto_estimates(), partial(_auto_row_norms, ord_=self.data_norm_ord))
         if "bounds_y" in self._auto_estimates():
             self.bounds_y_ = private_bounds_y(y, self.epsilon, rng)
         if "data_norm" in self._auto_estimates():
-            return private_data_norm(X, self.data_norm_ord, self.epsilon, rng)
+            return private_data_norm(X, self.data_norm_ord, self.epsilon, rng, row_norms=norms)
         return self._data_norm_value(X.shape[1])
 
     # ------------------------------------------------------------ the template
@@ -191,7 +197,11 @@ class _DPLinearBase(BaseEstimator):
 
     def _fit(self, X, y):
         self._check_model_params()
-        X, y = self._validate_X_y(X, y, **self._y_validation)
+        if is_dask_collection(X) or is_dask_collection(y):  # the distributed engine (dp_sklearn._dask_design)
+            X, y = validate_dask(self, X, y)
+        else:
+            X, y = self._validate_X_y(X, y, **self._y_validation)
+        distributed = is_dask_collection(X)
         n, p = X.shape
         spec = self._check_solver(n)
         y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
@@ -214,11 +224,15 @@ class _DPLinearBase(BaseEstimator):
             drawn = True
             B = self._draw_auto(X, y_enc, rng)
             self.data_norm_ = B
-            Xt, x_norm_t, x_inf = normalize_X(X, B, self.data_norm_ord, self.fit_intercept)
+            Xt, x_norm_t, x_inf = (normalize_dask if distributed else normalize_X)(X, B, self.data_norm_ord,
+                                                                                   self.fit_intercept)
             if x_norm_t != x_norm or x_inf != 1.0:  # the public bounds the plan used
                 raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)
-            problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
+            if distributed:  # the design and targets stay on the cluster
+                problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg)
+            else:
+                problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
             theta, n_iter = self._run(spec, problem, constraint, plan, kwargs, rng)
         except BaseException:
             if ledger is not None and not drawn:

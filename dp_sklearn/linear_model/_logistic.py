@@ -11,8 +11,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._dask_design import is_dask_collection
 from .._losses import LogisticLoss, MultinomialLoss
 from .._sets import L1Ball, Unconstrained
+from ._dask_fit import encode_dask_labels
 from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
 
 __all__ = ["DPLogisticRegression"]
@@ -29,6 +31,8 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
         pass
 
     def _encode_targets(self, y):
+        if is_dask_collection(y):  # encoded blockwise; only the distinct labels reach the client
+            return encode_dask_labels(self, y)
         check_classification_targets(y)
         if self.classes is not None:
             classes = np.unique(np.asarray(self.classes))

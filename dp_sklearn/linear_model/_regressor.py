@@ -9,6 +9,7 @@ from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask_design import is_dask_collection, normalize_y_dask
 from .._data import normalize_y
 from .._losses import SquaredLoss
 from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
@@ -70,7 +71,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         if self.fit_intercept:
             # epsilon = inf: the exact mean, the limit of the private one (same objective).
             bounds = private_center(y, bounds, self._model_epsilon(), rng)
-        y_t, mid, half = normalize_y(y, bounds)
+        y_t, mid, half = (normalize_y_dask if is_dask_collection(y) else normalize_y)(y, bounds)
         return y_t, (mid, half)
 
     def _set_coef(self, coef, intercept, target_map):

@@ -1,0 +1,164 @@
+"""The distributed engine (issue 11, item 5): dask input on a LocalCluster of processes.
+
+The mechanism is unchanged (see ``dp_sklearn._dask_design``): with the same
+``random_state`` a fit on a chunked dask array equals the in-memory fit up to the
+rounding of the block sums; the statistical audits of the in-memory mechanisms cover it.
+"""
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from dp_sklearn import (ClippingWarning, DPLasso, DPLogisticRegression, DPRidge, DPSparseLinearRegression,  # noqa: E402
+                        PrivacyLedger)
+from dp_sklearn._dask_design import dask_problem, normalize_dask  # noqa: E402
+from dp_sklearn._data import normalize_X  # noqa: E402
+from dp_sklearn._losses import LogisticLoss  # noqa: E402
+
+N, P, CHUNK = 3000, 5, 200  # 15 blocks of rows over 2 workers
+RTOL = 1e-6
+
+
+@pytest.fixture(scope="module")
+def client():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the cluster's own start-up chatter
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+        cl = distributed.Client(cluster)
+    yield cl
+    cl.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, P))
+    X[:7] *= 40.0  # rows beyond the public data_norm
+    w = rng.normal(size=P)
+    y = X @ w / 10 + rng.normal(size=N)
+    labels = np.digitize(y, [-0.5, 0.5])  # three classes
+    return X, y, labels
+
+
+def _dask(a):
+    return da.from_array(a, chunks=(CHUNK,) + a.shape[1:])
+
+
+def _max_rel(a, b):
+    a, b = np.ravel(a), np.ravel(b)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(a)), 1e-300))
+
+
+CASES = {
+    "ridge_noisy_gd": (DPRidge, {"max_iter": 40, "bounds_y": (-4, 4)}, "y"),
+    "ridge_noisy_gd_gram": (DPRidge, {"max_iter": 40, "bounds_y": (-4, 4), "clip_norm": 10.0}, "y"),  # C never binds
+    "ridge_auto_bounds": (DPRidge, {"max_iter": 40, "data_norm": "auto"}, "y"),  # bounds_y="auto" (default)
+    "ridge_ssp": (DPRidge, {"solver": "ssp", "bounds_y": (-4, 4)}, "y"),
+    "lasso_frank_wolfe": (DPLasso, {"max_iter": 200, "bounds_y": (-4, 4)}, "y"),
+    "sparse_linear_ight": (DPSparseLinearRegression, {"n_nonzero_coefs": 3, "max_iter": 20, "bounds_y": (-4, 4)}, "y"),
+    "logistic_noisy_gd": (DPLogisticRegression, {"max_iter": 30}, "binary"),
+    "logistic_multinomial": (DPLogisticRegression, {"max_iter": 20}, "labels"),
+    "logistic_l1_frank_wolfe": (DPLogisticRegression, {"penalty": "l1", "max_iter": 30}, "binary"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_same_coefficients_as_in_memory(client, data, case):
+    Est, params, target = CASES[case]
+    X, y, labels = data
+    t = {"y": y, "binary": (y > 0).astype(int), "labels": labels}[target]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # delta vs 1/n
+        mem = Est(random_state=3, **params).fit(X, t)
+        dist = Est(random_state=3, **params).fit(_dask(X), _dask(t))
+    assert dist.n_iter_ == mem.n_iter_ and dist.dp_event_ == mem.dp_event_
+    assert _max_rel(mem.coef_, dist.coef_) <= RTOL
+    assert np.allclose(dist.intercept_, mem.intercept_, rtol=RTOL, atol=RTOL * np.max(np.abs(mem.coef_)))
+    assert _max_rel(mem.coef_, Est(random_state=4, **params).fit(X, t).coef_) > 1e-3  # the seed matters: can fail
+
+
+def test_no_array_is_brought_to_the_client(client, data, monkeypatch):
+    X, y, _ = data
+
+    def guard(method):
+        def refuse_n_sized(self, *args, **kwargs):
+            if self.ndim and self.shape[0] >= CHUNK:  # scalars (the private mean) and p-sized results pass
+                raise AssertionError(f"a dask array of shape {self.shape} was brought to the client")
+            return method(self, *args, **kwargs)
+        return refuse_n_sized
+
+    Xd, yd = _dask(X), _dask(y)
+    monkeypatch.setattr(da.Array, "__array__", guard(da.Array.__array__))
+    monkeypatch.setattr(da.Array, "compute", guard(da.Array.compute))
+    for est in (DPRidge(max_iter=10, bounds_y=(-4, 4)), DPLasso(max_iter=50, bounds_y=(-4, 4))):
+        assert np.all(np.isfinite(est.fit(Xd, yd).coef_))
+    with pytest.raises(AssertionError, match="brought to the client"):  # the check can fail
+        np.asarray(Xd)
+
+
+def test_dataframe_input_keeps_feature_names(client, data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(P)])
+    params = {"max_iter": 20, "bounds_y": (-4, 4), "random_state": 0}
+    mem = DPRidge(**params).fit(frame, y)
+    dist = DPRidge(**params).fit(dd.from_pandas(frame, npartitions=6), dd.from_pandas(pd.Series(y), npartitions=6))
+    assert list(dist.feature_names_in_) == list(frame.columns)
+    assert _max_rel(mem.coef_, dist.coef_) <= RTOL
+
+
+def test_blockwise_clipping_and_no_worker_holds_the_design(client, data):
+    X, y, _ = data
+    design, x_norm, x_inf = normalize_dask(_dask(X), 2.0, 2, True)
+    problem = dask_problem(design, _dask(np.sign(y)), LogisticLoss(), x_norm, x_inf, 0.0)
+    theta = np.linspace(-1.0, 1.0, P + 1)
+    with pytest.warns(ClippingWarning, match="data_norm=2"):  # the clip events of the blocks reach the client
+        g = problem.loss.clipped_gradient_sum(problem.X, problem.y, theta, None, 0.3)
+    Xt, _, _ = normalize_X(X, 2.0, 2, True)
+    blocks = client.compute(list(design._persisted()), sync=True)
+    np.testing.assert_array_equal(np.vstack([b[0] for b in blocks]), Xt)  # the rows beyond 2.0 clipped identically
+    expected = LogisticLoss().clipped_gradient_sum(Xt, np.sign(y), theta, np.linalg.norm(Xt, axis=1), 0.3)
+    assert g.shape == (P + 1,) and _max_rel(expected, g) <= 1e-12
+    keys = {b.key for b in design._persisted()}  # the persisted blocks, and what each worker holds of them
+    held = [len(keys & set(on_worker)) for on_worker in client.has_what().values()]
+    assert len(held) == 2 and sum(held) >= len(blocks) and max(held) < len(blocks)  # no worker holds them all
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"solver": "output_perturbation"}, r"solver='output_perturbation' cannot run on dask input.*'noisy_gd'"),
+    ({"solver": "objective_perturbation"}, "objective_perturbation' cannot run on dask"),
+    ({"batch_size": 100}, "batch_size=100"),
+    ({"epsilon": np.inf}, "epsilon=inf"),
+])
+def test_clear_errors_before_any_reservation(client, data, params, match):
+    X, y, _ = data
+    ledger = PrivacyLedger(max_epsilon=10.0, delta=1e-3)
+    with pytest.raises(ValueError, match=match):
+        DPRidge(bounds_y=(-4, 4), ledger=ledger, **params).fit(_dask(X), _dask(y))
+    assert ledger.total_epsilon() == 0.0 and not ledger.pending
+    ledger.delete()
+
+
+def test_bad_dask_data(client, data):
+    X, y, _ = data
+    Xn = X.copy()
+    Xn[5, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        DPRidge(bounds_y=(-4, 4)).fit(_dask(Xn), _dask(y))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DPRidge(bounds_y=(-4, 4)).fit(_dask(X), _dask(y[:-1]))
+
+
+def test_library_imports_without_dask():
+    code = "import sys, numpy as np, dp_sklearn; dp_sklearn.DPRidge(bounds_y=(0, 1), max_iter=5).fit(" \
+           "np.ones((20, 2)), np.ones(20)); assert 'dask' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
