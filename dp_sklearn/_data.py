@@ -108,102 +108,136 @@ def check_bound(value, name):
 def _canonical_csr(X):
     """A float64 CSR copy of sparse ``X`` with duplicates summed, zeros dropped, indices sorted.
 
-    Built afresh from the (row, column, value) triplets, so no format flag of the input
-    (``has_canonical_format`` may be set by anyone) is trusted: every product a solver
-    takes sees exactly the entries that are clipped here.
+    One copy of the stored entries (CSR input is copied as is, any other format is
+    converted to CSR once), canonicalized in place. No format flag of the input
+    (``has_canonical_format`` may be set by anyone) is trusted: the structure is
+    checked and the sort and the sum of duplicates always run, so every product a
+    solver takes sees exactly the entries that are clipped here.
     """
-    coo = sp.coo_matrix(X)
-    data = np.asarray(coo.data, dtype=np.float64)
-    Xc = sp.csr_matrix((data.copy(), (np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64))),
-                       shape=coo.shape, dtype=np.float64)
+    if X.format == "csr":
+        Xc = sp.csr_matrix((np.array(X.data, dtype=np.float64), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    else:
+        Xc = sp.csr_matrix(X.tocsr(), dtype=np.float64, copy=True)
+    Xc.check_format(full_check=True)
+    Xc.has_sorted_indices = False
     Xc.has_canonical_format = False
     Xc.sum_duplicates()
     Xc.eliminate_zeros()
-    Xc.sort_indices()
     return Xc
 
 
-def _as_float64(X):
-    """Canonical float64 copy of ``X`` (dense ndarray or CSR), finite, 2-D; else ValueError."""
-    if sp.issparse(X):
-        Xc = _canonical_csr(X)
-        values = Xc.data
-    else:
-        try:
-            Xc = np.array(X, dtype=np.float64, copy=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"X must be a numeric array or a scipy.sparse matrix: {exc}") from None
-        values = Xc
-    if Xc.ndim != 2:
-        raise ValueError(f"X must be 2-D, got an array of shape {Xc.shape}.")
-    if not np.isfinite(values).all():
-        raise ValueError("X contains NaN or infinity (after summing duplicate sparse entries); "
-                         "clean or impute it first.")
-    return Xc
+def _as_array(X):
+    """A 2-D numeric view of dense ``X`` (no copy when X is already a numeric ndarray), else ValueError."""
+    try:
+        Xa = np.asarray(X)
+        if Xa.dtype.kind not in "biuf":
+            Xa = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X must be a numeric array or a scipy.sparse matrix: {exc}") from None
+    if Xa.ndim != 2:
+        raise ValueError(f"X must be 2-D, got an array of shape {Xa.shape}.")
+    return Xa
 
 
 # --------------------------------------------------------------------------- clipping
-def _row_ids(X):
-    return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+#: entries per row block of the blockwise normalization (2 MB of float64)
+BLOCK_ENTRIES = 2**18
 
 
-def _scaled_rows(X):
-    """Per-row max |x_ij| ``m`` and the scaled values ``x / m`` with their row norms ``r``.
+def _row_blocks(n, sizes):
+    """Boundaries of consecutive row blocks of about ``BLOCK_ENTRIES`` entries (``sizes``: cumulative)."""
+    if n == 0:
+        return [0, 0]
+    cuts = np.searchsorted(sizes, np.arange(BLOCK_ENTRIES, sizes[-1], BLOCK_ENTRIES), side="right")
+    return np.unique(np.r_[0, np.minimum(cuts, n), n]).tolist()
 
-    ``||x_i|| = m_i r_i`` with ``r_i`` in [1, sqrt(p)] (0 for an empty row), computed
-    without overflow or underflow for any finite input.
+
+def _clip_block_l2(V, rows, n_rows, B):
+    """Clip, in place, the rows of one block to ||x_tilde||_2 = min(||x||, B) / B <= 1.
+
+    ``V`` holds the values of ``n_rows`` rows: a dense (n_rows, p) block (``rows`` is
+    None) or the stored values of CSR rows (``rows``: their local row ids). Norms are
+    computed on rows pre-scaled by their largest entry (``||x|| = m r``, r in [1, sqrt(p)]),
+    so they neither overflow nor underflow; a row whose computed norm after scaling is
+    1 + O(ulp) is pushed back to <= 1. Returns the mask of rows clipped beyond rounding.
     """
-    if sp.issparse(X):
-        rows = _row_ids(X)
-        m = np.zeros(X.shape[0])
-        np.maximum.at(m, rows, np.abs(X.data))
-        safe = np.where(m > 0, m, 1.0)
-        S = X.data / safe[rows]
-        r = np.sqrt(np.bincount(rows, weights=S * S, minlength=X.shape[0]))
-        return m, S, r
-    m = np.abs(X).max(axis=1) if X.shape[1] else np.zeros(X.shape[0])
+    A = np.abs(V)
+    if rows is None:
+        m = A.max(axis=1) if V.shape[1] else np.zeros(n_rows)
+    else:
+        m = np.zeros(n_rows)
+        np.maximum.at(m, rows, A)
+    del A
     safe = np.where(m > 0, m, 1.0)
-    S = X / safe[:, None]
-    return m, S, np.sqrt(np.einsum("ij,ij->i", S, S))
-
-
-def _clip_l2(X, B):
-    """Rows scaled to ||x_tilde||_2 = min(||x||, B) / B <= 1; returns (X_tilde, warn mask)."""
-    m, S, r = _scaled_rows(X)
+    per = (lambda a: a[:, None]) if rows is None else (lambda a: a[rows])
+    S = V / per(safe)
+    r = np.sqrt(np.einsum("ij,ij->i", S, S) if rows is None else np.bincount(rows, S * S, n_rows))
     with np.errstate(over="ignore", divide="ignore"):
-        limit = B / np.where(m > 0, m, 1.0)  # ||x|| > B  <=>  r > B / m (inf: never)
+        limit = B / safe  # ||x|| > B  <=>  r > B / m (inf: never)
     clipped = (m > 0) & (r > limit)
     warn = (m > 0) & (r > limit * (1 + 1e-12))  # rounding at the bound is not reported
     safe_r = np.where(clipped, r, 1.0)
-    if sp.issparse(X):
-        rows = _row_ids(X)
-        Xt = X.copy()
-        with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
-            Xt.data = np.where(clipped[rows], S / safe_r[rows], X.data / B)
-        sq = np.bincount(rows, weights=Xt.data * Xt.data, minlength=X.shape[0])
-        over = np.sqrt(sq) > 1.0
-        if over.any():
-            Xt.data = np.where(over[rows], Xt.data / (np.sqrt(sq)[rows] * _SHRINK), Xt.data)
-        return Xt, warn
     with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
-        Xt = np.where(clipped[:, None], S / safe_r[:, None], X / B)
-    nt = np.linalg.norm(Xt, axis=1)
+        V[...] = np.where(per(clipped), S / per(safe_r), V / B)
+    del S
+    nt = np.linalg.norm(V, axis=1) if rows is None else np.sqrt(np.bincount(rows, V * V, n_rows))
     over = nt > 1.0
     if over.any():
-        Xt[over] /= (nt[over] * _SHRINK)[:, None]
-    return Xt, warn
+        sel = over if rows is None else over[rows]
+        V[sel] /= per(nt * _SHRINK)[sel]
+    return warn
 
 
-def _clip_inf(X, B):
-    """Entries clipped to [-B, B] in float64 and divided by B (so |x_tilde_ij| <= 1 exactly)."""
-    if sp.issparse(X):
-        Xt = X.copy()
-        over = np.abs(X.data) > B
-        warn = np.zeros(X.shape[0], dtype=bool)
-        warn[_row_ids(X)[over]] = True
-        Xt.data = np.clip(X.data, -B, B) / B
-        return Xt, warn
-    return np.clip(X, -B, B) / B, (np.abs(X) > B).any(axis=1)
+def _clip_block_inf(V, rows, n_rows, B):
+    """Clip, in place, the entries of one block to [-B, B] and divide by B (|x_tilde_ij| <= 1)."""
+    over = np.abs(V) > B
+    if rows is None:
+        warn = over.any(axis=1)
+    else:
+        warn = np.zeros(n_rows, dtype=bool)
+        warn[rows[over]] = True
+    np.clip(V, -B, B, out=V)
+    V /= B
+    return warn
+
+
+def _normalize_dense(X, B, clip, n_extra):
+    """One float64 (n, p + n_extra) allocation, filled and clipped in row blocks of the input."""
+    n, p = X.shape
+    out = np.empty((n, p + n_extra))
+    step = max(1, BLOCK_ENTRIES // max(p, 1))
+    warn = False
+    for start in range(0, n, step):  # blocks of rows, each a few MB
+        V = out[start:start + step, :p]
+        V[...] = X[start:start + step]  # the float64 cast of any numeric input, exact for float16/32
+        if not np.isfinite(V).all():
+            raise ValueError("X contains NaN or infinity; clean or impute it first.")
+        warn |= bool(clip(V, None, V.shape[0], B).any())
+    return out, warn
+
+
+def _normalize_csr(X, B, clip):
+    """Clip the canonical float64 copy ``X`` in place, in blocks of rows of about BLOCK_ENTRIES stored values."""
+    n = X.shape[0]
+    bounds = _row_blocks(n, X.indptr[1:])
+    warn = False
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        lo, hi = X.indptr[s], X.indptr[e]
+        rows = np.repeat(np.arange(e - s), np.diff(X.indptr[s:e + 1]))
+        warn |= bool(clip(X.data[lo:hi], rows, e - s, B).any())
+    return X, warn
+
+
+def _append_ones(X):
+    """CSR ``[X, 1]``: one new allocation of nnz + n entries (the constant stored last in each row)."""
+    n, p = X.shape
+    ends = X.indptr[1:]
+    data = np.insert(X.data, ends, 1.0)
+    indices = np.insert(X.indices, ends, p).astype(X.indices.dtype, copy=False)
+    indptr = X.indptr + np.arange(n + 1, dtype=X.indptr.dtype)
+    out = sp.csr_matrix((data, indices, indptr), shape=(n, p + 1))
+    out.has_sorted_indices = True
+    return out
 
 
 def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
@@ -245,27 +279,39 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     ClippingWarning
         If some row exceeded the bound (no count is given), unless collected by
         :func:`clipping_report`.
+
+    Notes
+    -----
+    Memory: dense input is read in row blocks of ``BLOCK_ENTRIES`` entries into one
+    float64 allocation of the output (the intercept column included), clipped in
+    place; the peak is X plus one output plus a few blocks. Sparse input costs its
+    canonical copy (plus the output with the intercept column, built from it). The
+    output is float64 even for float32 input: the clipping guarantee
+    ``||x_tilde|| <= 1`` is checked and enforced in float64, and rounding a clipped
+    row back to float32 could leave it above the bound.
     """
     B = check_bound(data_norm, "data_norm")
     if data_norm_ord not in (2, np.inf) or isinstance(data_norm_ord, (bool, np.bool_)):
         raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {data_norm_ord!r}.")
-    Xc = _as_float64(X)
-    n, p = Xc.shape
-    if data_norm_ord == 2:
-        Xt, warn = _clip_l2(Xc, B)
-        x_norm = 1.0
+    clip = _clip_block_l2 if data_norm_ord == 2 else _clip_block_inf
+    if sp.issparse(X):
+        Xc = _canonical_csr(X)
+        if not np.isfinite(Xc.data).all():
+            raise ValueError("X contains NaN or infinity (after summing duplicate sparse entries); "
+                             "clean or impute it first.")
+        Xt, warn = _normalize_csr(Xc, B, clip)
+        if fit_intercept:
+            Xt = _append_ones(Xt)
     else:
-        Xt, warn = _clip_inf(Xc, B)
-        x_norm = float(np.sqrt(p))
-    if warn.any():
+        Xt, warn = _normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
+        if fit_intercept:
+            Xt[:, -1] = 1.0
+    p = Xt.shape[1] - bool(fit_intercept)
+    x_norm = 1.0 if data_norm_ord == 2 else float(np.sqrt(p))
+    if warn:
         _report_clip(f"some rows of X exceeded data_norm={B:g} (ord={data_norm_ord}) and were clipped")
     if fit_intercept:
-        ones = np.ones((n, 1))
-        Xt = sp.hstack([Xt, sp.csr_matrix(ones)], format="csr") if sp.issparse(Xt) else np.hstack([Xt, ones])
         x_norm = float(np.sqrt(x_norm**2 + 1.0))
-    if sp.issparse(Xt):
-        Xt = sp.csr_matrix(Xt)
-        Xt.sort_indices()
     return Xt, x_norm, 1.0
 
 

@@ -139,7 +139,8 @@ class _DPLinearBase(BaseEstimator):
         n_x, n_y = _num_samples(X), _num_samples(y)
         if n_x != n_y:
             raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
-        return validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, **kwargs)
+        # float32 is kept (not copied): normalize_X casts it to float64 block by block
+        return validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kwargs)
 
     def _data_norm_value(self, n_features):
         """The public data_norm (its reference value sqrt(p) or 3.0 when ``None`` or ``"auto"``)."""
@@ -282,6 +283,10 @@ def _public_x_norm(n_features, data_norm_ord, fit_intercept):
 
 
 def _row_norms(Xt):
+    """||x_tilde_i||_2 of the normalized rows, without an X-sized temporary."""
     if sp.issparse(Xt):
-        return np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
-    return np.linalg.norm(Xt, axis=1)
+        sq = np.zeros(Xt.shape[0])
+        nonempty = np.diff(Xt.indptr) > 0
+        sq[nonempty] = np.add.reduceat(np.square(Xt.data), Xt.indptr[:-1][nonempty])
+        return np.sqrt(sq)
+    return np.sqrt(np.einsum("ij,ij->i", Xt, Xt))
