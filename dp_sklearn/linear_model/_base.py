@@ -24,6 +24,7 @@ from sklearn.utils.validation import _num_samples, validate_data
 
 from .._data import Problem, clipping_report, normalize_X
 from .._exact import minimize
+from .._progress import progress
 from .._sets import Unconstrained, bounded_domain
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
@@ -73,6 +74,7 @@ PRIVACY_CONSTRAINTS = {
     "accounting": [StrOptions({"tight", "paper"})],
     "ledger": [PrivacyLedger, None],
     "random_state": ["random_state", np.random.Generator],
+    "verbose": ["verbose"],
 }
 DATA_NORM_ORD = {"data_norm_ord": [Options(Real, {2, np.inf})]}
 BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), None]}
@@ -187,10 +189,11 @@ class _DPLinearBase(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        with clipping_report():  # at most one ClippingWarning per fit, without counts
-            return self._fit(X, y)
+        with clipping_report(), progress(type(self).__name__, self.verbose) as report:
+            # at most one ClippingWarning per fit, without counts; progress without data
+            return self._fit(X, y, report)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, report=None):
         self._check_model_params()
         X, y = self._validate_X_y(X, y, **self._y_validation)
         n, p = X.shape
@@ -220,6 +223,8 @@ class _DPLinearBase(BaseEstimator):
                 raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)
             problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
+            if report is not None:
+                report.line(f"data normalized; solver {spec.name}, {plan.n_iter if plan else 1} steps")
             theta, n_iter = self._run(spec, problem, constraint, plan, kwargs, rng)
         except BaseException:
             if ledger is not None and not drawn:
@@ -231,6 +236,8 @@ class _DPLinearBase(BaseEstimator):
         K = loss.n_outputs
         Theta = theta.reshape(Xt.shape[1], K)
         self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(K), target_map)
+        if report is not None:
+            report.line("fit done")
         return self
 
     def _prior_events(self):
