@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._blockwise import clip_block_inf, clip_block_l2, is_canonical_csr, normalize_csr, normalize_dense
 from ._warnings import ClippingWarning, _report_clip, clipping_report
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 _TINY = float(np.finfo(np.float64).tiny)
-_SHRINK = 1.0 + 2.0**-50  # pushes a row whose computed norm is 1 + O(ulp) back to <= 1
 
 
 @dataclass
@@ -140,106 +140,6 @@ def _as_array(X):
 
 
 # --------------------------------------------------------------------------- clipping
-#: entries per row block of the blockwise normalization (2 MB of float64)
-BLOCK_ENTRIES = 2**18
-
-
-def _row_blocks(n, sizes):
-    """Boundaries of consecutive row blocks of about ``BLOCK_ENTRIES`` entries (``sizes``: cumulative)."""
-    if n == 0:
-        return [0, 0]
-    cuts = np.searchsorted(sizes, np.arange(BLOCK_ENTRIES, sizes[-1], BLOCK_ENTRIES), side="right")
-    return np.unique(np.r_[0, np.minimum(cuts, n), n]).tolist()
-
-
-def _clip_block_l2(V, rows, n_rows, B):
-    """Clip, in place, the rows of one block to ||x_tilde||_2 = min(||x||, B) / B <= 1.
-
-    ``V`` holds the values of ``n_rows`` rows: a dense (n_rows, p) block (``rows`` is
-    None) or the stored values of CSR rows (``rows``: their local row ids). Norms are
-    computed on rows pre-scaled by their largest entry (``||x|| = m r``, r in [1, sqrt(p)]),
-    so they neither overflow nor underflow; a row whose computed norm after scaling is
-    1 + O(ulp) is pushed back to <= 1. Returns the mask of rows clipped beyond rounding.
-    """
-    A = np.abs(V)
-    if rows is None:
-        m = A.max(axis=1) if V.shape[1] else np.zeros(n_rows)
-    else:
-        m = np.zeros(n_rows)
-        np.maximum.at(m, rows, A)
-    del A
-    safe = np.where(m > 0, m, 1.0)
-    per = (lambda a: a[:, None]) if rows is None else (lambda a: a[rows])
-    S = V / per(safe)
-    r = np.sqrt(np.einsum("ij,ij->i", S, S) if rows is None else np.bincount(rows, S * S, n_rows))
-    with np.errstate(over="ignore", divide="ignore"):
-        limit = B / safe  # ||x|| > B  <=>  r > B / m (inf: never)
-    clipped = (m > 0) & (r > limit)
-    warn = (m > 0) & (r > limit * (1 + 1e-12))  # rounding at the bound is not reported
-    safe_r = np.where(clipped, r, 1.0)
-    with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
-        V[...] = np.where(per(clipped), S / per(safe_r), V / B)
-    del S
-    nt = np.linalg.norm(V, axis=1) if rows is None else np.sqrt(np.bincount(rows, V * V, n_rows))
-    over = nt > 1.0
-    if over.any():
-        sel = over if rows is None else over[rows]
-        V[sel] /= per(nt * _SHRINK)[sel]
-    return warn
-
-
-def _clip_block_inf(V, rows, n_rows, B):
-    """Clip, in place, the entries of one block to [-B, B] and divide by B (|x_tilde_ij| <= 1)."""
-    over = np.abs(V) > B
-    if rows is None:
-        warn = over.any(axis=1)
-    else:
-        warn = np.zeros(n_rows, dtype=bool)
-        warn[rows[over]] = True
-    np.clip(V, -B, B, out=V)
-    V /= B
-    return warn
-
-
-def _normalize_dense(X, B, clip, n_extra):
-    """One float64 (n, p + n_extra) allocation, filled and clipped in row blocks of the input."""
-    n, p = X.shape
-    out = np.empty((n, p + n_extra))
-    step = max(1, BLOCK_ENTRIES // max(p, 1))
-    warn = False
-    for start in range(0, n, step):  # blocks of rows, each a few MB
-        V = out[start:start + step, :p]
-        V[...] = X[start:start + step]  # the float64 cast of any numeric input, exact for float16/32
-        if not np.isfinite(V).all():
-            raise ValueError("X contains NaN or infinity; clean or impute it first.")
-        warn |= bool(clip(V, None, V.shape[0], B).any())
-    return out, warn
-
-
-def _normalize_csr(X, B, clip):
-    """Clip the canonical float64 copy ``X`` in place, in blocks of rows of about BLOCK_ENTRIES stored values."""
-    n = X.shape[0]
-    bounds = _row_blocks(n, X.indptr[1:])
-    warn = False
-    for s, e in zip(bounds[:-1], bounds[1:]):
-        lo, hi = X.indptr[s], X.indptr[e]
-        rows = np.repeat(np.arange(e - s), np.diff(X.indptr[s:e + 1]))
-        warn |= bool(clip(X.data[lo:hi], rows, e - s, B).any())
-    return X, warn
-
-
-def _append_ones(X):
-    """CSR ``[X, 1]``: one new allocation of nnz + n entries (the constant stored last in each row)."""
-    n, p = X.shape
-    ends = X.indptr[1:]
-    data = np.insert(X.data, ends, 1.0)
-    indices = np.insert(X.indices, ends, p).astype(X.indices.dtype, copy=False)
-    indptr = X.indptr + np.arange(n + 1, dtype=X.indptr.dtype)
-    out = sp.csr_matrix((data, indices, indptr), shape=(n, p + 1))
-    out.has_sorted_indices = True
-    return out
-
-
 def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     """Clip rows to the public bound and rescale so that the bound becomes 1.
 
@@ -293,17 +193,13 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     B = check_bound(data_norm, "data_norm")
     if data_norm_ord not in (2, np.inf) or isinstance(data_norm_ord, (bool, np.bool_)):
         raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {data_norm_ord!r}.")
-    clip = _clip_block_l2 if data_norm_ord == 2 else _clip_block_inf
+    clip = clip_block_l2 if data_norm_ord == 2 else clip_block_inf
     if sp.issparse(X):
-        Xc = _canonical_csr(X)
-        if not np.isfinite(Xc.data).all():
-            raise ValueError("X contains NaN or infinity (after summing duplicate sparse entries); "
-                             "clean or impute it first.")
-        Xt, warn = _normalize_csr(Xc, B, clip)
-        if fit_intercept:
-            Xt = _append_ones(Xt)
+        if not (X.format == "csr" and is_canonical_csr(X)):
+            X = _canonical_csr(X)
+        Xt, warn = normalize_csr(X, B, clip, int(bool(fit_intercept)))
     else:
-        Xt, warn = _normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
+        Xt, warn = normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
         if fit_intercept:
             Xt[:, -1] = 1.0
     p = Xt.shape[1] - bool(fit_intercept)

@@ -16,12 +16,12 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
 
+from .._blockwise import row_norms
 from .._data import Problem, clipping_report, normalize_X
 from .._exact import minimize
 from .._progress import progress
@@ -291,9 +291,4 @@ def _public_x_norm(n_features, data_norm_ord, fit_intercept):
 
 def _row_norms(Xt):
     """||x_tilde_i||_2 of the normalized rows, without an X-sized temporary."""
-    if sp.issparse(Xt):
-        sq = np.zeros(Xt.shape[0])
-        nonempty = np.diff(Xt.indptr) > 0
-        sq[nonempty] = np.add.reduceat(np.square(Xt.data), Xt.indptr[:-1][nonempty])
-        return np.sqrt(sq)
-    return np.sqrt(np.einsum("ij,ij->i", Xt, Xt))
+    return row_norms(Xt)

@@ -157,7 +157,7 @@ class DPLogisticRegression(_DPClassifierBase):
         Calibrate with the accountant or with the paper's formula.
     batch_size : int, default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
-        expected size. ``None``: full batches, except at large n (about 2e4 and more, ``accounting="tight"``)
+        expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
         (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
         full batches.

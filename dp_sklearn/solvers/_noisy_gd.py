@@ -130,15 +130,17 @@ def paper_noise_multiplier(epsilon, delta, T, n, sampling_rate=1.0):
 #: Poisson-sampled default at large n: target multiplier per sampled step (amplification
 #: by sampling within 1% of lossless above it) and the smallest expected batch
 SAMPLED_MULTIPLIER, MIN_BATCH = 2.5, 10_000
+#: above this rate a sampled step (gather, then product) saves too little over a full pass
+MAX_SAMPLED_RATE = 0.25
 
 
 def default_sampling_rate(n, T, epsilon, delta):
     """Data-independent Poisson sampling rate q of the default (``batch_size=None``) plan.
 
-    ``q = max(SAMPLED_MULTIPLIER / (2 z_full), MIN_BATCH / n)``, and 1 (full batches)
-    when that exceeds 1/2, with ``z_full = sqrt(T) z(epsilon, delta)`` the full-batch
-    multiplier. Argument: the noise of a full-batch step on the mean gradient has
-    standard deviation ``z_full 2C / n``; a Poisson-sampled step at rate q needs the
+    ``q = max(SAMPLED_MULTIPLIER / (2 z_full), MIN_BATCH / n)``, or 1 (full batches)
+    when that exceeds ``MAX_SAMPLED_RATE``, with ``z_full = sqrt(T) z(epsilon, delta)``
+    the full-batch multiplier. Argument: the noise of a full-batch step on the mean
+    gradient has standard deviation ``z_full 2C / n``; a Poisson-sampled step at rate q needs the
     multiplier z'(q) of :func:`poisson_noise_multiplier`, and its noise on the mean
     gradient, ``z' C / (q n)``, equals the full-batch one when ``z' = 2 q z_full``
     (lossless amplification), which the PLD accountant gives to within 1% for
@@ -146,7 +148,7 @@ def default_sampling_rate(n, T, epsilon, delta):
     noise of variance at most ``C^2 / (q n)``; over the suffix average it costs at most
     ``eta C^2 / (3 q n)`` in excess risk (the flat-direction argument of
     :func:`default_n_iter`), which ``q n >= MIN_BATCH`` keeps below 1e-4 in normalized
-    loss units. The rate is below 1/2 from n = 2 MIN_BATCH = 20,000 on; the same T
+    loss units. Sampling starts at n = 4 MIN_BATCH = 40,000; the same T
     steps then touch about ``T q`` passes of the data instead of T (10 passes at
     n = 10^6, T = 1000). Only public values enter.
     """
@@ -154,7 +156,7 @@ def default_sampling_rate(n, T, epsilon, delta):
         return 1.0
     z_full = math.sqrt(T) * gaussian_noise_multiplier(epsilon, delta)
     q = max(SAMPLED_MULTIPLIER / (2.0 * z_full), MIN_BATCH / n)
-    return 1.0 if q > 0.5 else float(q)
+    return 1.0 if q > MAX_SAMPLED_RATE else float(q)
 
 
 def _sampling_rate(n, batch_size):
