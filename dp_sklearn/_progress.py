@@ -20,6 +20,7 @@ __all__ = ["MAX_STEP_LINES", "progress", "steps"]
 MAX_STEP_LINES = 8
 
 _ACTIVE = contextvars.ContextVar("dp_sklearn_progress", default=None)
+_SILENT = contextvars.ContextVar("dp_sklearn_progress_silent", default=False)
 
 
 class _Report:
@@ -34,7 +35,7 @@ class _Report:
 
 
 @contextmanager
-def progress(label, verbose):
+def progress(label, verbose, inner_silent=False):
     """Report the progress of the enclosed fit when ``verbose > 0`` (else silence nested reports).
 
     Parameters
@@ -44,17 +45,21 @@ def progress(label, verbose):
     verbose : int
         0: silent. Any positive value: at most ``MAX_STEP_LINES`` step lines per run
         plus the phase lines the caller prints with the yielded report.
+    inner_silent : bool, default=False
+        Silence every report opened inside (whatever its ``verbose``): a private search
+        must not reveal how many fits it ran.
 
     Yields
     ------
     report : object or None
         ``report.line(message)`` prints one line (``None`` when silent).
     """
-    report = _Report(label) if verbose else None
-    token = _ACTIVE.set(report)
+    report = _Report(label) if verbose and not _SILENT.get() else None
+    token, silent = _ACTIVE.set(report), _SILENT.set(_SILENT.get() or inner_silent)
     try:
         yield report
     finally:
+        _SILENT.reset(silent)
         _ACTIVE.reset(token)
 
 

@@ -70,3 +70,12 @@ def test_verbose_search_output_depends_on_public_sizes_only(capsys):
     first, second = run(0), run(1)
     assert first == second
     assert "run 3 of 3" in first and len(first.splitlines()) <= MAX_STEP_LINES + 2
+
+
+@pytest.mark.parametrize("selection", ["repeat_and_select", "exhaustive"])
+def test_inner_fits_of_a_search_print_nothing(capsys, selection):
+    # the number of internal fits of repeat-and-select is secret (docs/model_selection.md)
+    X, y = _data(0, "binary")
+    DPGridSearchCV(DPLogisticRegression(max_iter=20, verbose=1), {"C": [0.1, 1.0, 10.0]}, epsilon=2.0,
+                   delta=1e-5, selection=selection, random_state=0).fit(X, y)
+    assert capsys.readouterr().out == ""

@@ -177,6 +177,11 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
+        # no line from the internal fits (their number is secret): only the search's own
+        with progress(type(self).__name__, self.verbose, inner_silent=True) as report:
+            return self._fit(X, y, report)
+
+    def _fit(self, X, y, report):
         spec = EstimatorSpec(self.estimator)
         self._check_semantics(spec)
         is_clf = is_classifier(self.estimator)
@@ -208,7 +213,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         ledgers = self._reserve(spec, plan)
         runs = _Runs(spec, plan, data, scorer, noise_std, rng, ss_fits)
         try:
-            with _one_warning_per_category(), progress(type(self).__name__, self.verbose) as report:
+            with _one_warning_per_category():
                 results = self._run_search(self._reporting(runs, len(candidates), report), candidates, grid, plan, rng)
                 best = self._select(results)
                 if best is not None and plan.refit_event is not None:  # refit on all the data
