@@ -253,7 +253,7 @@ def step_report(quick):
            "### Default fits vs scikit-learn (issue 11, acceptance)", "",
            "fixed = fit with max_iter=1 (validation, normalization, plan); step = marginal cost of one step; "
            "fit = default fit (measured, or predicted as fixed + (T - 1) step when marked *); peak = tracemalloc "
-           "peak of a 3-step fit / X.nbytes.", "",
+           "peak of the default fit / X.nbytes (new allocations; X itself not counted).", "",
            md_table(["estimator", "solver", "T", "sklearn s", "fixed s", "step s", "step / X^T(Xw)", "fit s",
                      "ratio", "peak / X"],
                     [[r["estimator"], r["solver"], r["T"], fmt(r["sk"]), fmt(r["fixed"]), fmt(r["step"]),
@@ -466,15 +466,19 @@ def step_constraint(name, public):
             "l0": L0Set(max(1, public.dim // 10), n_free=1)}[name]
 
 
-def step_cost(solver, problem, public, constraint, t_pair=(3, 13), repeats=3):
-    """Marginal seconds per step of ``run_<solver>``: (t(T2) - t(T1)) / (T2 - T1), min over repeats."""
+def step_cost(solver, problem, public, constraint, t_pair=(3, 13), repeats=3, full_batch=True, batch_size=None):
+    """Marginal seconds per step of ``run_<solver>``: (t(T2) - t(T1)) / (T2 - T1), min over repeats.
+
+    ``full_batch``: noisy_gd with full batches (``batch_size=n``); else ``batch_size``
+    (the expected batch of the default plan, see :func:`_default_batch`).
+    """
     import importlib
 
     mod = importlib.import_module(f"dp_sklearn.solvers._{solver}")
     plan_f, run_f = getattr(mod, f"plan_{solver}"), getattr(mod, f"run_{solver}")
     kw = {} if solver == "frank_wolfe" else {"l2_reg": public.l2_reg}
     if solver == "noisy_gd":
-        kw = {"l2_reg": public.l2_reg}
+        kw = {"l2_reg": public.l2_reg, "batch_size": public.n if full_batch else batch_size}
     times = []
     for T in t_pair:
         plan = plan_f(public, constraint, epsilon=1.0, delta=1e-6, max_iter=T, **kw)
@@ -574,15 +578,17 @@ def fit_table(n=1_000_000, p=100, full_fit_cut=120.0, mem=True):
             problem, public = step_problem(X, y, loss_name, float(np.sqrt(p)))
             cname = _STEP_SET.get(e1.solver_, "l2")
             cons = step_constraint(cname, public)
-            step = step_cost(e1.solver_, problem, public, cons, (2, 7), repeats=2)
-            if step < 0.2 * mv:  # an O(p^2) Gram-path step: resolve it over many steps
-                step = step_cost(e1.solver_, problem, public, cons, (2, 502), repeats=2)
-            del problem
             T = _default_T(make_dp(), X, y)
+            batch = _default_batch(n, T)
+            step = step_cost(e1.solver_, problem, public, cons, (2, 7), repeats=2, full_batch=False, batch_size=batch)
+            if step < 0.2 * mv:  # an O(p^2) Gram-path or sampled step: resolve it over many steps
+                step = step_cost(e1.solver_, problem, public, cons, (2, 102), repeats=2, full_batch=False,
+                                 batch_size=batch)
+            del problem
             pred = t1 + (T - 1) * step
             measured = pred <= full_fit_cut
             t_full = _one_fit(make_dp, X, y)[0] if measured else pred
-            peak = _peak_mem(lambda: make_dp(max_iter=3), X, y) / X.nbytes if mem else float("nan")
+            peak = _peak_mem(make_dp, X, y) / X.nbytes if mem else float("nan")
             row = dict(estimator=name, solver=e1.solver_, T=T, sk=t_sk,
                        fixed=t1, step=step, step_ratio=step / mv, fit=t_full, measured=measured,
                        ratio=t_full / t_sk, peak_over_X=peak)
@@ -590,6 +596,14 @@ def fit_table(n=1_000_000, p=100, full_fit_cut=120.0, mem=True):
             print(json.dumps(row, default=float), flush=True)
     print(f"one X^T (X w): {1e3 * mv:.1f} ms; X.nbytes = {X.nbytes / 1e6:.0f} MB", flush=True)
     return rows
+
+
+def _default_batch(n, T, epsilon=1.0):
+    """Expected batch size of noisy_gd's default plan at (n, T) (None: full batches)."""
+    from dp_sklearn.solvers._noisy_gd import default_sampling_rate
+
+    q = default_sampling_rate(n, T, epsilon, 1.0 / n)
+    return None if q == 1.0 else max(1, int(round(q * n)))
 
 
 def _default_T(est, X, y):

@@ -21,9 +21,7 @@ from functools import lru_cache
 
 import attr
 import numpy as np
-from dp_accounting import dp_event
-from dp_accounting import gaussian_mechanism
-from dp_accounting import mechanism_calibration
+from dp_accounting import dp_event, gaussian_mechanism, mechanism_calibration
 from dp_accounting.pld import PLDAccountant, common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.privacy_accountant import NeighboringRelation
@@ -218,7 +216,6 @@ def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
     """
     def make_accountant():
         return PLDAccountant(NeighboringRelation.REPLACE_ONE, value_discretization_interval=PLD_DISCRETIZATION)
-
     def make_event(zp):
         return dp_event.SelfComposedDpEvent(
             dp_event.PoissonSampledDpEvent(sampling_rate, dp_event.GaussianDpEvent(zp)), T)
@@ -226,13 +223,16 @@ def poisson_noise_multiplier(epsilon, delta, T, sampling_rate):
     def eps_of(zp):
         return make_accountant().compose(make_event(zp)).get_epsilon(float(delta))
 
-    # Bracket: at q = 1 the answer is 2 z_full; sampling only lowers it, by a factor >= about q.
-    upper = 2.0 * composed_gaussian_noise_multiplier(epsilon, delta, T) * 1.02
-    while eps_of(upper) > epsilon:
-        upper *= 1.5
-    lower = upper * min(0.5, sampling_rate)
+    # Bracket: 2 z_full at q = 1; about 2 q z_full (lossless amplification) below it, searched
+    # in small factors (a PLD far below the answer takes minutes to build and is never needed).
+    cap = 2.0 * composed_gaussian_noise_multiplier(epsilon, delta, T) * 1.02
+    while eps_of(cap) > epsilon:
+        cap *= 1.5
+    lower = upper = 0.9 * min(cap, sampling_rate * cap / 1.02)
     while eps_of(lower) <= epsilon:
-        upper, lower = lower, lower * min(0.5, sampling_rate)
+        lower = upper = lower * 0.7
+    while upper < cap and (upper == lower or eps_of(upper) > epsilon):
+        upper = min(cap, upper * 1.25)
     bracket = mechanism_calibration.ExplicitBracketInterval(lower, upper)
     return float(mechanism_calibration.calibrate_dp_mechanism(
         make_accountant, make_event, float(epsilon), float(delta), bracket_interval=bracket, tol=1e-4 * upper))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._blockwise import clip_block_inf, clip_block_l2, is_canonical_csr, normalize_csr, normalize_dense
 from ._warnings import ClippingWarning, _report_clip, clipping_report
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
 ]
 
 _TINY = float(np.finfo(np.float64).tiny)
-_SHRINK = 1.0 + 2.0**-50  # pushes a row whose computed norm is 1 + O(ulp) back to <= 1
 
 
 @dataclass
@@ -108,104 +108,38 @@ def check_bound(value, name):
 def _canonical_csr(X):
     """A float64 CSR copy of sparse ``X`` with duplicates summed, zeros dropped, indices sorted.
 
-    Built afresh from the (row, column, value) triplets, so no format flag of the input
-    (``has_canonical_format`` may be set by anyone) is trusted: every product a solver
-    takes sees exactly the entries that are clipped here.
+    One copy of the stored entries (CSR input is copied as is, any other format is
+    converted to CSR once), canonicalized in place. No format flag of the input
+    (``has_canonical_format`` may be set by anyone) is trusted: the structure is
+    checked and the sort and the sum of duplicates always run, so every product a
+    solver takes sees exactly the entries that are clipped here.
     """
-    coo = sp.coo_matrix(X)
-    data = np.asarray(coo.data, dtype=np.float64)
-    Xc = sp.csr_matrix((data.copy(), (np.asarray(coo.row, dtype=np.int64), np.asarray(coo.col, dtype=np.int64))),
-                       shape=coo.shape, dtype=np.float64)
+    if X.format == "csr":
+        Xc = sp.csr_matrix((np.array(X.data, dtype=np.float64), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    else:
+        Xc = sp.csr_matrix(X.tocsr(), dtype=np.float64, copy=True)
+    Xc.check_format(full_check=True)
+    Xc.has_sorted_indices = False
     Xc.has_canonical_format = False
     Xc.sum_duplicates()
     Xc.eliminate_zeros()
-    Xc.sort_indices()
     return Xc
 
 
-def _as_float64(X):
-    """Canonical float64 copy of ``X`` (dense ndarray or CSR), finite, 2-D; else ValueError."""
-    if sp.issparse(X):
-        Xc = _canonical_csr(X)
-        values = Xc.data
-    else:
-        try:
-            Xc = np.array(X, dtype=np.float64, copy=True)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"X must be a numeric array or a scipy.sparse matrix: {exc}") from None
-        values = Xc
-    if Xc.ndim != 2:
-        raise ValueError(f"X must be 2-D, got an array of shape {Xc.shape}.")
-    if not np.isfinite(values).all():
-        raise ValueError("X contains NaN or infinity (after summing duplicate sparse entries); "
-                         "clean or impute it first.")
-    return Xc
+def _as_array(X):
+    """A 2-D numeric view of dense ``X`` (no copy when X is already a numeric ndarray), else ValueError."""
+    try:
+        Xa = np.asarray(X)
+        if Xa.dtype.kind not in "biuf":
+            Xa = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"X must be a numeric array or a scipy.sparse matrix: {exc}") from None
+    if Xa.ndim != 2:
+        raise ValueError(f"X must be 2-D, got an array of shape {Xa.shape}.")
+    return Xa
 
 
 # --------------------------------------------------------------------------- clipping
-def _row_ids(X):
-    return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-
-
-def _scaled_rows(X):
-    """Per-row max |x_ij| ``m`` and the scaled values ``x / m`` with their row norms ``r``.
-
-    ``||x_i|| = m_i r_i`` with ``r_i`` in [1, sqrt(p)] (0 for an empty row), computed
-    without overflow or underflow for any finite input.
-    """
-    if sp.issparse(X):
-        rows = _row_ids(X)
-        m = np.zeros(X.shape[0])
-        np.maximum.at(m, rows, np.abs(X.data))
-        safe = np.where(m > 0, m, 1.0)
-        S = X.data / safe[rows]
-        r = np.sqrt(np.bincount(rows, weights=S * S, minlength=X.shape[0]))
-        return m, S, r
-    m = np.abs(X).max(axis=1) if X.shape[1] else np.zeros(X.shape[0])
-    safe = np.where(m > 0, m, 1.0)
-    S = X / safe[:, None]
-    return m, S, np.sqrt(np.einsum("ij,ij->i", S, S))
-
-
-def _clip_l2(X, B):
-    """Rows scaled to ||x_tilde||_2 = min(||x||, B) / B <= 1; returns (X_tilde, warn mask)."""
-    m, S, r = _scaled_rows(X)
-    with np.errstate(over="ignore", divide="ignore"):
-        limit = B / np.where(m > 0, m, 1.0)  # ||x|| > B  <=>  r > B / m (inf: never)
-    clipped = (m > 0) & (r > limit)
-    warn = (m > 0) & (r > limit * (1 + 1e-12))  # rounding at the bound is not reported
-    safe_r = np.where(clipped, r, 1.0)
-    if sp.issparse(X):
-        rows = _row_ids(X)
-        Xt = X.copy()
-        with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
-            Xt.data = np.where(clipped[rows], S / safe_r[rows], X.data / B)
-        sq = np.bincount(rows, weights=Xt.data * Xt.data, minlength=X.shape[0])
-        over = np.sqrt(sq) > 1.0
-        if over.any():
-            Xt.data = np.where(over[rows], Xt.data / (np.sqrt(sq)[rows] * _SHRINK), Xt.data)
-        return Xt, warn
-    with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
-        Xt = np.where(clipped[:, None], S / safe_r[:, None], X / B)
-    nt = np.linalg.norm(Xt, axis=1)
-    over = nt > 1.0
-    if over.any():
-        Xt[over] /= (nt[over] * _SHRINK)[:, None]
-    return Xt, warn
-
-
-def _clip_inf(X, B):
-    """Entries clipped to [-B, B] in float64 and divided by B (so |x_tilde_ij| <= 1 exactly)."""
-    if sp.issparse(X):
-        Xt = X.copy()
-        over = np.abs(X.data) > B
-        warn = np.zeros(X.shape[0], dtype=bool)
-        warn[_row_ids(X)[over]] = True
-        Xt.data = np.clip(X.data, -B, B) / B
-        return Xt, warn
-    return np.clip(X, -B, B) / B, (np.abs(X) > B).any(axis=1)
-
-
 def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     """Clip rows to the public bound and rescale so that the bound becomes 1.
 
@@ -245,27 +179,35 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     ClippingWarning
         If some row exceeded the bound (no count is given), unless collected by
         :func:`clipping_report`.
+
+    Notes
+    -----
+    Memory: dense input is read in row blocks of ``BLOCK_ENTRIES`` entries into one
+    float64 allocation of the output (the intercept column included), clipped in
+    place; the peak is X plus one output plus a few blocks. Sparse input costs its
+    canonical copy (plus the output with the intercept column, built from it). The
+    output is float64 even for float32 input: the clipping guarantee
+    ``||x_tilde|| <= 1`` is checked and enforced in float64, and rounding a clipped
+    row back to float32 could leave it above the bound.
     """
     B = check_bound(data_norm, "data_norm")
     if data_norm_ord not in (2, np.inf) or isinstance(data_norm_ord, (bool, np.bool_)):
         raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {data_norm_ord!r}.")
-    Xc = _as_float64(X)
-    n, p = Xc.shape
-    if data_norm_ord == 2:
-        Xt, warn = _clip_l2(Xc, B)
-        x_norm = 1.0
+    clip = clip_block_l2 if data_norm_ord == 2 else clip_block_inf
+    if sp.issparse(X):
+        if not (X.format == "csr" and is_canonical_csr(X)):
+            X = _canonical_csr(X)
+        Xt, warn = normalize_csr(X, B, clip, int(bool(fit_intercept)))
     else:
-        Xt, warn = _clip_inf(Xc, B)
-        x_norm = float(np.sqrt(p))
-    if warn.any():
+        Xt, warn = normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
+        if fit_intercept:
+            Xt[:, -1] = 1.0
+    p = Xt.shape[1] - bool(fit_intercept)
+    x_norm = 1.0 if data_norm_ord == 2 else float(np.sqrt(p))
+    if warn:
         _report_clip(f"some rows of X exceeded data_norm={B:g} (ord={data_norm_ord}) and were clipped")
     if fit_intercept:
-        ones = np.ones((n, 1))
-        Xt = sp.hstack([Xt, sp.csr_matrix(ones)], format="csr") if sp.issparse(Xt) else np.hstack([Xt, ones])
         x_norm = float(np.sqrt(x_norm**2 + 1.0))
-    if sp.issparse(Xt):
-        Xt = sp.csr_matrix(Xt)
-        Xt.sort_indices()
     return Xt, x_norm, 1.0
 
 

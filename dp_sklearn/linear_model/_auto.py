@@ -78,9 +78,11 @@ def _row_norms(X, ord_):
                 norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
         else:
             norms = np.asarray(abs(X).max(axis=1).todense()).ravel()
-    else:
+    else:  # float64 row blocks of a few MB: no X-sized temporary, no float32 overflow
+        step = max(1, 2**20 // max(X.shape[1], 1))
         with np.errstate(over="ignore"):
-            norms = np.linalg.norm(X, ord=ord_, axis=1) if X.shape[1] else np.zeros(X.shape[0])
+            norms = np.concatenate([np.linalg.norm(np.asarray(X[s:s + step], dtype=np.float64), ord=ord_, axis=1)
+                                    for s in range(0, X.shape[0], step)]) if X.shape[1] else np.zeros(X.shape[0])
     return np.clip(np.nan_to_num(norms, posinf=DATA_NORM_SEARCH[1]), *DATA_NORM_SEARCH)
 
 

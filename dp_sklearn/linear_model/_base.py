@@ -17,15 +17,16 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
-import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
 
+from .._blockwise import row_norms
 from .._dask_design import dask_problem, is_dask_collection, normalize_dask
 from .._data import Problem, clipping_report, normalize_X
 from .._exact import minimize
+from .._progress import progress
 from .._sets import Unconstrained, bounded_domain
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
@@ -76,6 +77,7 @@ PRIVACY_CONSTRAINTS = {
     "accounting": [StrOptions({"tight", "paper"})],
     "ledger": [PrivacyLedger, None],
     "random_state": ["random_state", np.random.Generator],
+    "verbose": ["verbose"],
 }
 DATA_NORM_ORD = {"data_norm_ord": [Options(Real, {2, np.inf})]}
 BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), None]}
@@ -142,7 +144,8 @@ class _DPLinearBase(BaseEstimator):
         n_x, n_y = _num_samples(X), _num_samples(y)
         if n_x != n_y:
             raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
-        return validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, **kwargs)
+        # float32 is kept (not copied): normalize_X casts it to float64 block by block
+        return validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kwargs)
 
     def _data_norm_value(self, n_features):
         """The public data_norm (its reference value sqrt(p) or 3.0 when ``None`` or ``"auto"``)."""
@@ -192,10 +195,11 @@ class _DPLinearBase(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        with clipping_report():  # at most one ClippingWarning per fit, without counts
-            return self._fit(X, y)
+        with clipping_report(), progress(type(self).__name__, self.verbose) as report:
+            # at most one ClippingWarning per fit, without counts; progress without data
+            return self._fit(X, y, report)
 
-    def _fit(self, X, y):
+    def _fit(self, X, y, report=None):
         self._check_model_params()
         if is_dask_collection(X) or is_dask_collection(y):  # the distributed engine (dp_sklearn._dask_design)
             X, y = validate_dask(self, X, y)
@@ -233,6 +237,8 @@ class _DPLinearBase(BaseEstimator):
                 problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg)
             else:
                 problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
+            if report is not None:
+                report.line(f"data normalized; solver {spec.name}, {plan.n_iter if plan else 1} steps")
             theta, n_iter = self._run(spec, problem, constraint, plan, kwargs, rng)
         except BaseException:
             if ledger is not None and not drawn:
@@ -244,6 +250,8 @@ class _DPLinearBase(BaseEstimator):
         K = loss.n_outputs
         Theta = theta.reshape(Xt.shape[1], K)
         self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(K), target_map)
+        if report is not None:
+            report.line("fit done")
         return self
 
     def _prior_events(self):
@@ -296,6 +304,5 @@ def _public_x_norm(n_features, data_norm_ord, fit_intercept):
 
 
 def _row_norms(Xt):
-    if sp.issparse(Xt):
-        return np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
-    return np.linalg.norm(Xt, axis=1)
+    """||x_tilde_i||_2 of the normalized rows, without an X-sized temporary."""
+    return row_norms(Xt)

@@ -161,7 +161,10 @@ class DPLogisticRegression(_DPClassifierBase):
         Calibrate with the accountant or with the paper's formula.
     batch_size : int, default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
-        expected size. ``None``: full batches.
+        expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
+        where the default plan uses Poisson samples at a rate chosen from public values
+        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
+        full batches.
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
@@ -169,6 +172,9 @@ class DPLogisticRegression(_DPClassifierBase):
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+    verbose : int, default=0
+        Print the progress of the fit (step t of T of the iterative solvers, elapsed
+        time; at most about 10 lines, never a data-dependent number). 0: silent.
 
     Attributes
     ----------
@@ -236,7 +242,8 @@ class DPLogisticRegression(_DPClassifierBase):
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, classes=None, ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", batch_size=None, classes=None, ledger=None, random_state=None,
+                 verbose=0):
         self.penalty = penalty
         self.C = C
         self.radius = radius
@@ -254,6 +261,7 @@ class DPLogisticRegression(_DPClassifierBase):
         self.batch_size = batch_size
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose
 
     def _constraint_name(self):
         return "l1" if self.penalty == "l1" else "none"

@@ -78,7 +78,10 @@ class DPRidge(_DPRegressorBase):
     batch_size : int, default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
         expected size, accounted under replace-one neighbours with the PLD accountant.
-        ``None``: full batches.
+        ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
+        where the default plan uses Poisson samples at a rate chosen from public values
+        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
+        full batches.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
         processes. A fit whose planned event would exceed the ledger's cap raises
@@ -86,6 +89,9 @@ class DPRidge(_DPRegressorBase):
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. With an int the published model carries the
         key to its own noise: do not publish models fitted with a fixed seed.
+    verbose : int, default=0
+        Print the progress of the fit (step t of T of the iterative solvers, elapsed
+        time; at most about 10 lines, never a data-dependent number). 0: silent.
 
     Attributes
     ----------
@@ -153,7 +159,8 @@ class DPRidge(_DPRegressorBase):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y="auto",
                  solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
+                 verbose=0):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -168,6 +175,7 @@ class DPRidge(_DPRegressorBase):
         self.batch_size = batch_size
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose
 
     def _l2_reg(self, n_samples, data_norm):
         return self.alpha / (n_samples * data_norm**2)
@@ -225,11 +233,17 @@ class DPLasso(_DPRegressorBase):
         Calibrate with the accountant or with the paper's formula.
     batch_size : int, default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
-        expected size. ``None``: full batches.
+        expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
+        where the default plan uses Poisson samples at a rate chosen from public values
+        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
+        full batches.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+    verbose : int, default=0
+        Print the progress of the fit (step t of T of the iterative solvers, elapsed
+        time; at most about 10 lines, never a data-dependent number). 0: silent.
 
     Attributes
     ----------
@@ -292,7 +306,8 @@ class DPLasso(_DPRegressorBase):
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y="auto", solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
+                 verbose=0):
         self.radius = radius
         self.epsilon = epsilon
         self.delta = delta
@@ -308,6 +323,7 @@ class DPLasso(_DPRegressorBase):
         self.batch_size = batch_size
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose
 
     def _constraint_name(self):
         return "l1"

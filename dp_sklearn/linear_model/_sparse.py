@@ -104,6 +104,9 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+    verbose : int, default=0
+        Print the progress of the fit (step t of T of the iterative solvers, elapsed
+        time; at most about 10 lines, never a data-dependent number). 0: silent.
 
     Attributes
     ----------
@@ -165,7 +168,8 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y="auto", solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None,
-                 clip_norm=None, accounting="tight", ledger=None, random_state=None):
+                 clip_norm=None, accounting="tight", ledger=None, random_state=None,
+                 verbose=0):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
         self.delta = delta
@@ -181,6 +185,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         self.accounting = accounting
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose
 
 
 class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
@@ -232,6 +237,9 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+    verbose : int, default=0
+        Print the progress of the fit (step t of T of the iterative solvers, elapsed
+        time; at most about 10 lines, never a data-dependent number). 0: silent.
 
     Attributes
     ----------
@@ -294,7 +302,8 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None, clip_norm=None,
-                 accounting="tight", classes=None, ledger=None, random_state=None):
+                 accounting="tight", classes=None, ledger=None, random_state=None,
+                 verbose=0):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
         self.delta = delta
@@ -310,3 +319,4 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         self.classes = classes
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose

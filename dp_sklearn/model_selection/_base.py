@@ -24,6 +24,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
 from .._data import ClippingWarning
+from .._progress import MAX_STEP_LINES, progress
 from ._calibration import Calibrator
 from ._estimator import EstimatorSpec, column_categories, released_event, synthetic_like
 from ._repeat_select import covered
@@ -176,6 +177,11 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
+        # no line from the internal fits (their number is secret): only the search's own
+        with progress(type(self).__name__, self.verbose, inner_silent=True) as report:
+            return self._fit(X, y, report)
+
+    def _fit(self, X, y, report):
         spec = EstimatorSpec(self.estimator)
         self._check_semantics(spec)
         is_clf = is_classifier(self.estimator)
@@ -208,7 +214,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         runs = _Runs(spec, plan, data, scorer, noise_std, rng, ss_fits)
         try:
             with _one_warning_per_category():
-                results = self._run_search(runs, candidates, grid, plan, rng)
+                results = self._run_search(self._reporting(runs, len(candidates), report), candidates, grid, plan, rng)
                 best = self._select(results)
                 if best is not None and plan.refit_event is not None:  # refit on all the data
                     best = best[:2] + (runs.fit(best[0], calibrator.refit * float(self.epsilon),
@@ -222,6 +228,26 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         for led in ledgers:
             led.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
         return self
+
+    def _reporting(self, runs, n_candidates, report):
+        """``runs``, printing "run k of N" at most ``MAX_STEP_LINES`` times in an exhaustive verbose search.
+
+        Repeat-and-select prints nothing per run: its number of runs is part of the
+        mechanism's hidden randomness (the guarantee of Papernot & Steinke 2022 is for
+        the selected run alone, the count unseen), so it is never printed.
+        """
+        if report is None or self.selection != "exhaustive":
+            return runs
+        marks = {-(-k * n_candidates // MAX_STEP_LINES) for k in range(1, MAX_STEP_LINES + 1)}
+        done = []
+
+        def evaluate(params, bound):
+            out = runs(params, bound)
+            done.append(None)
+            if len(done) in marks:
+                report.line(f"run {len(done)} of {n_candidates}")
+            return out
+        return evaluate
 
     @staticmethod
     def _select(results):

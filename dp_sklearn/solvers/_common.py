@@ -20,7 +20,7 @@ from .._accounting import composed_gaussian_noise_multiplier
 from .._gram import GramGradient, gram_applies
 from ._base import SOLVERS
 
-__all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient",
+__all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
            "clipped_sum_source", "check_gaussian_delta"]
 
 #: default clip norm as a fraction of the public row bound x_norm
@@ -89,6 +89,37 @@ def clipped_sum_source(problem, constraint, clip_norm, sampling_rate=1.0):
     return GramGradient(problem.X, problem.y)
 
 
+def poisson_sample(rng, n, q):
+    """Sorted indices of a Poisson sample: each of n records enters independently with probability q.
+
+    For small q it is drawn as a size ``k ~ Binomial(n, q)`` and then a uniformly
+    random subset of that size, which has exactly the distribution of n independent
+    Bernoulli(q) draws and costs O(k) instead of n uniforms per step.
+    """
+    if q > 0.01:
+        return np.flatnonzero(rng.random(n) < q)
+    k = int(rng.binomial(n, q))
+    idx = rng.choice(n, size=k, replace=False)
+    idx.sort()
+    return idx
+
+
+def _sampled_clipped_sum(problem, theta, clip_norm, idx, block_entries=2**18):
+    """The clipped gradient sum over the rows ``idx``, gathered in chunks of about ``block_entries`` entries.
+
+    The sum is additive over chunks, so this is the same quantity as one gather of all
+    the sampled rows, with memory bounded by a chunk instead of q X.
+    """
+    X = problem.X
+    per_row = X.nnz / max(X.shape[0], 1) if hasattr(X, "nnz") else X.shape[1]
+    step = max(1, int(block_entries // max(per_row, 1)))
+    g = np.zeros(theta.size)
+    for s in range(0, idx.size, step):  # chunks of sampled rows, not single samples
+        j = idx[s:s + step]
+        g += problem.loss.clipped_gradient_sum(X[j], problem.y[j], theta, problem.row_norms[j], clip_norm)
+    return g
+
+
 def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0, sampling_rate=1.0, gram=None):
     """(sum_i clip(grad l(theta; x_i, y_i), C) + N(0, sigma^2 I)) / (q n) + l2_reg theta.
 
@@ -104,9 +135,8 @@ def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0,
     else:
         X, y, row_norms = problem.X, problem.y, problem.row_norms
         if sampling_rate < 1.0:
-            idx = np.flatnonzero(rng.random(problem.n) < sampling_rate)
-            X, y, row_norms = X[idx], y[idx], row_norms[idx]
-        if X.shape[0]:
+            g = _sampled_clipped_sum(problem, theta, clip_norm, poisson_sample(rng, problem.n, sampling_rate))
+        elif X.shape[0]:
             g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm)
         else:
             g = np.zeros(theta.size)

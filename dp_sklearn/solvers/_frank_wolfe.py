@@ -26,6 +26,7 @@ from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
 from .._gram import GramGradient, gram_worthwhile
+from .._progress import steps
 from ._base import Plan, register
 
 
@@ -129,7 +130,7 @@ def run_frank_wolfe(problem, plan, rng):
     gradient = GramGradient(X, y).gradient if gram_worthwhile(problem) else (lambda th: loss.gradient(X, y, th))
     theta = np.zeros(dim)
     scores = np.empty(2 * dim)
-    for t in range(plan.n_iter):
+    for t in steps(plan.n_iter):
         g = gradient(theta)
         np.multiply(-R, g, out=scores[:dim])  # u(+R e_j) = R g_j; we maximize -u
         np.multiply(R, g, out=scores[dim:])

@@ -33,6 +33,7 @@ import math
 
 import numpy as np
 
+from .._progress import steps
 from .._sets import L2Ball
 from ._base import Plan, register
 from ._common import (check_gaussian_delta, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
@@ -83,7 +84,7 @@ def run_frank_wolfe_gaussian(problem, plan, rng):
     info, constraint = plan.info, plan.constraint
     gram = clipped_sum_source(problem, constraint, info["clip_norm"])
     theta = np.zeros(problem.dim)
-    for t in range(plan.n_iter):
+    for t in steps(plan.n_iter):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
                                    gram=gram)
         mu = 2.0 / (t + 2.0)

@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .._progress import steps
 from .._sets import L0Set
 from ._base import Plan, register
 from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
@@ -149,7 +150,7 @@ def run_ight(problem, plan, rng):
     theta = np.zeros(problem.dim)
     avg = np.zeros(problem.dim)
     start = T // 2
-    for t in range(T):
+    for t in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], sigma, rng, l2_reg=info["l2_reg"])
         theta = constraint.hard_threshold(theta - info["step_size"] * g)
         if t >= start:

@@ -47,6 +47,7 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
+from .._progress import steps
 from .._sets import L1Ball, L2Ball
 from ._base import Plan, register
 from ._common import (check_gaussian_delta, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
@@ -126,7 +127,7 @@ def run_mirror_descent(problem, plan, rng):
     log_w = np.full(2 * dim, -math.log(2 * dim))  # entropic state: log of the 2p-simplex weights
     theta = np.zeros(dim)
     avg = np.zeros(dim)
-    for _ in range(T):
+    for _ in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
                                    gram=gram)
         if entropic:

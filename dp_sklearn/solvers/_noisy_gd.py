@@ -16,12 +16,13 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._accounting import gaussian_noise_multiplier, poisson_noise_multiplier
+from .._progress import steps
 from .._sets import bounded_domain
 from ._base import Plan, register
 from ._common import (CLIP_FRACTION, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
                       noisy_clipped_gradient)
 
-__all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
+__all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
            "default_clip_norm", "CLIP_FRACTION"]
 
 
@@ -126,6 +127,38 @@ def paper_noise_multiplier(epsilon, delta, T, n, sampling_rate=1.0):
     return sampling_rate * math.sqrt(8.0 * T * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
 
 
+#: Poisson-sampled default at large n: target multiplier per sampled step (amplification
+#: by sampling within 1% of lossless above it) and the smallest expected batch
+SAMPLED_MULTIPLIER, MIN_BATCH = 2.5, 10_000
+#: above this rate a sampled step (gather, then product) saves too little over a full pass
+MAX_SAMPLED_RATE = 0.25
+
+
+def default_sampling_rate(n, T, epsilon, delta):
+    """Data-independent Poisson sampling rate q of the default (``batch_size=None``) plan.
+
+    ``q = max(SAMPLED_MULTIPLIER / (2 z_full), MIN_BATCH / n)``, or 1 (full batches)
+    when that exceeds ``MAX_SAMPLED_RATE``, with ``z_full = sqrt(T) z(epsilon, delta)``
+    the full-batch multiplier. Argument: the noise of a full-batch step on the mean
+    gradient has standard deviation ``z_full 2C / n``; a Poisson-sampled step at rate q needs the
+    multiplier z'(q) of :func:`poisson_noise_multiplier`, and its noise on the mean
+    gradient, ``z' C / (q n)``, equals the full-batch one when ``z' = 2 q z_full``
+    (lossless amplification), which the PLD accountant gives to within 1% for
+    ``z' >= 2.5`` (``benchmarks/results/speed_issue11.md``). The sampling adds gradient
+    noise of variance at most ``C^2 / (q n)``; over the suffix average it costs at most
+    ``eta C^2 / (3 q n)`` in excess risk (the flat-direction argument of
+    :func:`default_n_iter`), which ``q n >= MIN_BATCH`` keeps below 1e-4 in normalized
+    loss units. Sampling starts at n = 4 MIN_BATCH = 40,000; the same T
+    steps then touch about ``T q`` passes of the data instead of T (10 passes at
+    n = 10^6, T = 1000). Only public values enter.
+    """
+    if not (0 < delta < 1) or not math.isfinite(epsilon):
+        return 1.0
+    z_full = math.sqrt(T) * gaussian_noise_multiplier(epsilon, delta)
+    q = max(SAMPLED_MULTIPLIER / (2.0 * z_full), MIN_BATCH / n)
+    return 1.0 if q > MAX_SAMPLED_RATE else float(q)
+
+
 def _sampling_rate(n, batch_size):
     if batch_size is None:
         return 1.0
@@ -148,6 +181,8 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
         n, epsilon, delta, radius=prior_radius(public, constraint, l2_reg), step_size=eta, clip_norm=C,
         curvature_share=curvature_share(public.loss))
     q = _sampling_rate(n, batch_size)
+    if batch_size is None and accounting == "tight":
+        q = default_sampling_rate(n, T, float(epsilon), float(delta))
     if q == 1.0:
         z, event, _ = gaussian_steps_plan(epsilon, delta, T, accounting,
                                           lambda: paper_noise_multiplier(epsilon, delta, T, n))
@@ -178,7 +213,7 @@ def run_noisy_gd(problem, plan, rng):
     theta = np.zeros(problem.dim)
     avg = np.zeros_like(theta)
     start = T // 2
-    for t in range(T):
+    for t in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
                                    sampling_rate=q, gram=gram)
         theta = constraint.project(theta - info["step_size"] * g)
@@ -211,7 +246,9 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
     accounting : {"tight", "paper"}, default="tight"
         Calibration, see the Notes.
     batch_size : int, default=None
-        ``None``: full batches (m = n). Otherwise each step uses a Poisson sample: every
+        ``None``: full batches (m = n), or at large n (``accounting="tight"``) Poisson
+        samples at the rate of :func:`default_sampling_rate`; ``n_samples`` forces full
+        batches. Otherwise each step uses a Poisson sample: every
         record enters independently with probability q = batch_size / n, and the
         noisy clipped sum is divided by the expected batch size m = q n (a public
         constant, so the step stays a post-processing of the noisy sum).

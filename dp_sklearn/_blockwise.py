@@ -1,0 +1,162 @@
+"""Blockwise clipping kernels of :func:`dp_sklearn._data.normalize_X` (issue 11: one copy of X).
+
+Dense input is read in row blocks of about ``BLOCK_ENTRIES`` entries into one float64
+allocation of the output and clipped in place; canonical CSR input is clipped block by
+block into one allocation of its nnz (plus n for the intercept column). Norms are
+computed on rows pre-scaled by their largest entry, so that they neither overflow nor
+underflow for any finite input; a row whose computed norm after clipping is 1 + O(ulp)
+is pushed back to <= 1. Only row blocks are looped over, never single samples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["BLOCK_ENTRIES", "clip_block_inf", "clip_block_l2", "is_canonical_csr", "normalize_csr",
+           "normalize_dense", "row_norms"]
+
+_SHRINK = 1.0 + 2.0**-50  # pushes a row whose computed norm is 1 + O(ulp) back to <= 1
+
+#: entries per row block of the blockwise normalization (512 kB of float64)
+BLOCK_ENTRIES = 2**16
+
+
+def _row_blocks(n, sizes):
+    """Boundaries of consecutive row blocks of about ``BLOCK_ENTRIES`` entries (``sizes``: cumulative)."""
+    if n == 0:
+        return [0, 0]
+    cuts = np.searchsorted(sizes, np.arange(BLOCK_ENTRIES, sizes[-1], BLOCK_ENTRIES), side="right")
+    return np.unique(np.r_[0, np.minimum(cuts, n), n]).tolist()
+
+
+def clip_block_l2(V, rows, n_rows, B):
+    """Clip, in place, the rows of one block to ||x_tilde||_2 = min(||x||, B) / B <= 1.
+
+    ``V`` holds the values of ``n_rows`` rows: a dense (n_rows, p) block (``rows`` is
+    None) or the stored values of CSR rows (``rows``: their local row ids). Norms are
+    computed on rows pre-scaled by their largest entry (``||x|| = m r``, r in [1, sqrt(p)]),
+    so they neither overflow nor underflow; a row whose computed norm after scaling is
+    1 + O(ulp) is pushed back to <= 1. Returns the mask of rows clipped beyond rounding.
+    """
+    A = np.abs(V)
+    if rows is None:
+        m = A.max(axis=1) if V.shape[1] else np.zeros(n_rows)
+    else:
+        m = np.zeros(n_rows)
+        np.maximum.at(m, rows, A)
+    del A
+    safe = np.where(m > 0, m, 1.0)
+    per = (lambda a: a[:, None]) if rows is None else (lambda a: a[rows])
+    S = V / per(safe)
+    r = np.sqrt(np.einsum("ij,ij->i", S, S) if rows is None else np.bincount(rows, S * S, n_rows))
+    with np.errstate(over="ignore", divide="ignore"):
+        limit = B / safe  # ||x|| > B  <=>  r > B / m (inf: never)
+    clipped = (m > 0) & (r > limit)
+    warn = (m > 0) & (r > limit * (1 + 1e-12))  # rounding at the bound is not reported
+    safe_r = np.where(clipped, r, 1.0)
+    with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
+        V[...] = np.where(per(clipped), S / per(safe_r), V / B)
+    del S
+    nt = np.linalg.norm(V, axis=1) if rows is None else np.sqrt(np.bincount(rows, V * V, n_rows))
+    over = nt > 1.0
+    if over.any():
+        sel = over if rows is None else over[rows]
+        V[sel] /= per(nt * _SHRINK)[sel]
+    return warn
+
+
+def clip_block_inf(V, rows, n_rows, B):
+    """Clip, in place, the entries of one block to [-B, B] and divide by B (|x_tilde_ij| <= 1)."""
+    over = np.abs(V) > B
+    if rows is None:
+        warn = over.any(axis=1)
+    else:
+        warn = np.zeros(n_rows, dtype=bool)
+        warn[rows[over]] = True
+    np.clip(V, -B, B, out=V)
+    V /= B
+    return warn
+
+
+def normalize_dense(X, B, clip, n_extra):
+    """One float64 (n, p + n_extra) allocation, filled and clipped in row blocks of the input."""
+    n, p = X.shape
+    out = np.empty((n, p + n_extra))
+    step = max(1, BLOCK_ENTRIES // max(p, 1))
+    warn = False
+    for start in range(0, n, step):  # blocks of rows, each a few MB
+        V = out[start:start + step, :p]
+        V[...] = X[start:start + step]  # the float64 cast of any numeric input, exact for float16/32
+        if not np.isfinite(V).all():
+            raise ValueError("X contains NaN or infinity; clean or impute it first.")
+        warn |= bool(clip(V, None, V.shape[0], B).any())
+    return out, warn
+
+
+def is_canonical_csr(X):
+    """Whether CSR ``X`` is well formed with strictly increasing column indices in every row and no stored zero.
+
+    Checked on the arrays themselves in row blocks (flags such as ``has_canonical_format``
+    are not trusted), without modifying X.
+    """
+    n, p = X.shape
+    ptr, nnz = np.asarray(X.indptr), X.indptr[-1] if len(X.indptr) == n + 1 else -1
+    if nnz < 0 or ptr[0] != 0 or nnz > min(len(X.indices), len(X.data)) or (np.diff(ptr) < 0).any():
+        return False
+    bounds = _row_blocks(n, ptr[1:])
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        idx = X.indices[ptr[s]:ptr[e]]
+        if idx.size and (idx.min() < 0 or idx.max() >= p or (X.data[ptr[s]:ptr[e]] == 0).any()):
+            return False
+        inner = np.ones(max(idx.size - 1, 0), dtype=bool)
+        inner[ptr[s + 1:e][(ptr[s + 1:e] > ptr[s]) & (ptr[s + 1:e] < ptr[e])] - ptr[s] - 1] = False
+        if (np.diff(idx)[inner] <= 0).any():
+            return False
+    return True
+
+
+def normalize_csr(X, B, clip, n_extra):
+    """Clipped float64 CSR ``[X / B, 1]`` in one allocation of nnz + n_extra n entries, filled in row blocks.
+
+    ``X`` must be canonical (:func:`is_canonical_csr`); each block's values are cast
+    to float64, checked finite and clipped, then written after the constant of the
+    intercept column (stored last in each row).
+    """
+    n, p = X.shape
+    ptr = np.asarray(X.indptr, dtype=np.int64)
+    out_ptr = ptr + n_extra * np.arange(n + 1)
+    index_dtype = np.int64 if max(out_ptr[-1], p + 1) > np.iinfo(np.int32).max else np.int32
+    data, indices = np.empty(out_ptr[-1]), np.empty(out_ptr[-1], dtype=index_dtype)
+    bounds = _row_blocks(n, ptr[1:])
+    warn = False
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        lo, hi = ptr[s], ptr[e]
+        V = np.array(X.data[lo:hi], dtype=np.float64)
+        if not np.isfinite(V).all():
+            raise ValueError("X contains NaN or infinity (after summing duplicate sparse entries); "
+                             "clean or impute it first.")
+        rows = np.repeat(np.arange(e - s), np.diff(ptr[s:e + 1]))
+        warn |= bool(clip(V, rows, e - s, B).any())
+        cols = X.indices[lo:hi]
+        if n_extra:
+            ends = ptr[s + 1:e + 1] - lo
+            V, cols = np.insert(V, ends, 1.0), np.insert(cols, ends, p)
+        data[out_ptr[s]:out_ptr[e]], indices[out_ptr[s]:out_ptr[e]] = V, cols
+    out = sp.csr_matrix((data, indices, out_ptr.astype(index_dtype)), shape=(n, p + n_extra))
+    out.has_sorted_indices = True
+    return out, warn
+
+
+def row_norms(X):
+    """||x_i||_2 of every row of a float64 ndarray or CSR matrix, without an X-sized temporary."""
+    if not sp.issparse(X):
+        return np.sqrt(np.einsum("ij,ij->i", X, X))
+    n = X.shape[0]
+    sq = np.zeros(n)
+    bounds = _row_blocks(n, X.indptr[1:])
+    for s, e in zip(bounds[:-1], bounds[1:]):  # blocks of rows
+        lo, hi = X.indptr[s], X.indptr[e]
+        rows = np.repeat(np.arange(e - s), np.diff(X.indptr[s:e + 1]))
+        sq[s:e] = np.bincount(rows, np.square(X.data[lo:hi]), e - s)
+    return np.sqrt(sq)
