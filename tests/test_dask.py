@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 import pytest
 
+dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
@@ -162,3 +163,18 @@ def test_library_imports_without_dask():
     code = "import sys, numpy as np, dp_sklearn; dp_sklearn.DPRidge(bounds_y=(0, 1), max_iter=5).fit(" \
            "np.ones((20, 2)), np.ones(20)); assert 'dask' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_large_n_default_runs_full_batches_on_dask():
+    # In memory, noisy_gd samples Poisson batches from n = 40,000 on; the distributed
+    # engine runs full batches only, so a dask fit plans batch_size="full" (a public choice).
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40_000, 3))
+    y = X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=40_000)
+    kw = dict(bounds_y=(-6.0, 6.0), max_iter=3, clip_norm=0.1, random_state=0)
+    with dask.config.set(scheduler="synchronous"):
+        m = DPRidge(**kw).fit(da.from_array(X, chunks=10_000), da.from_array(y, chunks=10_000))
+    ref = DPRidge(batch_size="full", **kw).fit(X, y)
+    assert "PoissonSampled" not in repr(m.dp_event_) and m.dp_event_ == ref.dp_event_
+    assert _max_rel(m.coef_, ref.coef_) < RTOL
+    assert "PoissonSampled" in repr(DPRidge(**kw).fit(X, y).dp_event_)

@@ -80,7 +80,7 @@ PRIVACY_CONSTRAINTS = {
     "verbose": ["verbose"],
 }
 DATA_NORM_ORD = {"data_norm_ord": [Options(Real, {2, np.inf})]}
-BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), None]}
+BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"}), None]}
 
 
 class _DPLinearBase(BaseEstimator):
@@ -127,7 +127,7 @@ class _DPLinearBase(BaseEstimator):
             raise ValueError(f"delta=0 (pure DP) is not supported by solver={solver!r}; use delta > 0 or one of the "
                              f"solvers that accept delta=0: {pure}.")
         batch_size = self.batch_size
-        if batch_size is not None:
+        if batch_size is not None and not isinstance(batch_size, str):  # "full": what every other solver does
             takes = [s for s in allowed if "batch_size" in SOLVERS[s].params]
             if "batch_size" not in spec.params:
                 raise ValueError(f"batch_size is used only by solver in {takes}, got solver={solver!r}.")
@@ -217,7 +217,7 @@ class _DPLinearBase(BaseEstimator):
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
             constraint = bounded_domain(constraint, loss.name, x_norm, radius=self._ball_radius())
         public = PublicProblem(n, (p + bool(self.fit_intercept)) * loss.n_outputs, x_norm, 1.0, loss, l2_reg)
-        plan, kwargs, events = self._plan(spec, public, constraint)
+        plan, kwargs, events = self._plan(spec, public, constraint, full_batch=distributed)
         event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
         ledger = self.ledger
         if ledger is not None:  # the exact planned event; nothing has been drawn yet
@@ -261,9 +261,16 @@ class _DPLinearBase(BaseEstimator):
     def _solver_epsilon(self):
         return self._model_epsilon()
 
-    def _plan(self, spec, public, constraint):
-        """The solver's keyword arguments, its plan (None at epsilon = inf) and the fit's events."""
+    def _plan(self, spec, public, constraint, full_batch=False):
+        """The solver's keyword arguments, its plan (None at epsilon = inf) and the fit's events.
+
+        ``full_batch`` (dask input, a public fact) sets ``batch_size="full"`` where the user left
+        it ``None``: the distributed engine runs full-batch steps only, so the sampled
+        large-n default of ``noisy_gd`` is replaced by full batches.
+        """
         kwargs = {p: getattr(self, p) for p in spec.params if p in self._parameter_constraints}
+        if full_batch and "batch_size" in spec.params and kwargs.get("batch_size") is None:
+            kwargs["batch_size"] = "full"
         if "l2_reg" in spec.params:
             kwargs["l2_reg"] = public.l2_reg
         if self.epsilon == np.inf:

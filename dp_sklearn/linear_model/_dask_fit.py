@@ -57,7 +57,7 @@ def check_dask_solver(est):
         raise ValueError(f"solver={solver!r} cannot run on dask input (it needs the whole data in memory: an exact "
                          f"minimizer, output/objective perturbation or sampling); solvers of {est._describe()} that "
                          f"accept dask input: {capable}.")
-    if est.batch_size is not None:
+    if est.batch_size is not None and not isinstance(est.batch_size, str):  # None and "full": full batches
         raise ValueError(f"batch_size={est.batch_size!r} (Poisson-sampled mini-batches) is not supported for dask "
                          "input: use batch_size=None (full batches, computed blockwise on the cluster).")
     if est.epsilon == np.inf and not set(get_solver(solver).constraints) & set(_RUN_AT_INF):

@@ -159,12 +159,12 @@ class DPLogisticRegression(_DPClassifierBase):
         Per-example gradient clipping norm of the gradient solvers (normalized units).
     accounting : {"tight", "paper"}, default="tight"
         Calibrate with the accountant or with the paper's formula.
-    batch_size : int, default=None
+    batch_size : int or "full", default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
         expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
-        full batches.
+        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``"full"`` (or
+        ``n_samples``) forces full batches at any n.
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.

@@ -75,13 +75,13 @@ class DPRidge(_DPRegressorBase):
         units); ``None`` uses half the row bound.
     accounting : {"tight", "paper"}, default="tight"
         Calibrate iterative solvers with the accountant or with the paper's formula.
-    batch_size : int, default=None
+    batch_size : int or "full", default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
         expected size, accounted under replace-one neighbours with the PLD accountant.
         ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
-        full batches.
+        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``"full"`` (or
+        ``n_samples``) forces full batches at any n.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
         processes. A fit whose planned event would exceed the ledger's cap raises
@@ -231,12 +231,12 @@ class DPLasso(_DPRegressorBase):
         Per-example gradient clipping norm of the gradient solvers (normalized units).
     accounting : {"tight", "paper"}, default="tight"
         Calibrate with the accountant or with the paper's formula.
-    batch_size : int, default=None
+    batch_size : int or "full", default=None
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
         expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``n_samples`` forces
-        full batches.
+        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``"full"`` (or
+        ``n_samples``) forces full batches at any n.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None

@@ -183,6 +183,9 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
 
     def _fit(self, X, y, report):
         spec = EstimatorSpec(self.estimator)
+        # Repeat-and-select is accounted for full-batch runs: a DP step left at
+        # batch_size=None (sampled by default at large n) fits full batches here.
+        spec.full_batch = self.selection == "repeat_and_select"
         self._check_semantics(spec)
         is_clf = is_classifier(self.estimator)
         scorer = resolve_scorer(self.scoring, self.score_bounds, is_clf, spec.bounds_y)

@@ -93,7 +93,7 @@ class Calibrator:
                     f"The candidate {self.candidates[i]} releases a subsampled (batch_size) event {ev}, which is "
                     "private only under the replace-one relation; selection='repeat_and_select' is accounted by "
                     "the add/remove RDP accountant and would under-count it. Use selection='exhaustive' or "
-                    "full-batch candidates (batch_size=None)."
+                    "full-batch candidates (batch_size=None or 'full')."
                 )
             self._cache[key] = ev
         return self._cache[key]

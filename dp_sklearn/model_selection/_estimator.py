@@ -110,6 +110,10 @@ class EstimatorSpec:
         bounds = [params[k] for k in keys("bounds_y") if params[k] is not None and not isinstance(params[k], str)]
         self.bounds_y = bounds[-1] if bounds else None
         self.user_random_state = {k: params[k] for k in self.rs_keys}
+        #: set by the search: DP steps whose batch_size is None fit full batches ("full"),
+        #: so that no subsampled event enters a repeat-and-select release
+        self.full_batch = False
+        self.default_batch_keys = [k for k in keys("batch_size") if params[k] is None]
         self.estimator = estimator
 
     def _shares(self, params):
@@ -145,6 +149,8 @@ class EstimatorSpec:
         over.update({k: None for k in self.ledger_keys})
         children = seed_seq.spawn(len(self.rs_keys)) if seed_seq is not None else [0] * len(self.rs_keys)
         over.update({k: np.random.default_rng(c) for k, c in zip(self.rs_keys, children)})
+        if self.full_batch:
+            over.update({k: "full" for k in self.default_batch_keys})
         over.update(params)
         return clone(self.estimator).set_params(**over)
 

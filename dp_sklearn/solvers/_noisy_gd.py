@@ -160,10 +160,10 @@ def default_sampling_rate(n, T, epsilon, delta):
 
 
 def _sampling_rate(n, batch_size):
-    if batch_size is None:
+    if batch_size is None or (isinstance(batch_size, str) and batch_size == "full"):
         return 1.0
     if not (isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool) and 1 <= batch_size <= n):
-        raise ValueError(f"batch_size must be None or an int in [1, n_samples={n}], got {batch_size!r}.")
+        raise ValueError(f"batch_size must be None, 'full' or an int in [1, n_samples={n}], got {batch_size!r}.")
     return batch_size / n
 
 
@@ -245,10 +245,10 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
         Per-example gradient clip norm C; ``None`` uses :func:`default_clip_norm`.
     accounting : {"tight", "paper"}, default="tight"
         Calibration, see the Notes.
-    batch_size : int, default=None
+    batch_size : int or "full", default=None
         ``None``: full batches (m = n), or at large n (``accounting="tight"``) Poisson
-        samples at the rate of :func:`default_sampling_rate`; ``n_samples`` forces full
-        batches. Otherwise each step uses a Poisson sample: every
+        samples at the rate of :func:`default_sampling_rate`; ``"full"`` (or ``n_samples``)
+        forces full batches. Otherwise each step uses a Poisson sample: every
         record enters independently with probability q = batch_size / n, and the
         noisy clipped sum is divided by the expected batch size m = q n (a public
         constant, so the step stays a post-processing of the noisy sum).
