@@ -19,12 +19,14 @@ its envelope mass, a point uniformly in it, and the point is kept if it lies in 
 ``log U < f(theta) - log envelope``: the kept points have exactly the density proportional
 to exp(f) on D (up to floating point), with no distance to the target to account for.
 
-Efficiency (public): the Hessian of F is at most n (curvature x_norm^2 + l2_reg) = n M, so the
-target's scale along any direction is at least 1 / sqrt(kappa n M); cells of side
-``1 / (2 sqrt(kappa n M))`` (capped at ``MAX_CELLS_PER_AXIS``) keep the envelope within a
-constant factor of the target on the cells that carry its mass. The cell count depends on
-public values only (kappa, n, M, the box); the number of rejected proposals depends on the
-data (a timing side channel, as for any rejection sampler; the released value is exact).
+Partition: a 32-cell (1-D) or 16 x 16 (2-D) grid of the box, refined by halving every cell
+whose share of the envelope mass exceeds 1e-3 while its looseness bound
+``2 kappa sum_j |d_j F(c)| h_j / 2 + kappa n M ||h / 2||^2 / 2`` exceeds 1 (M = curvature
+x_norm^2 + l2_reg bounds the Hessian of F / n), up to 2^15 cells. Any partition with a valid
+envelope on each cell gives exact samples, so the refinement (which looks at the data) only
+changes the acceptance rate and the running time: the number of cells and of rejected
+proposals depend on the data (a timing side channel, as for any rejection sampler; the
+released value is exact).
 """
 
 from __future__ import annotations
@@ -32,14 +34,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.special import logsumexp
 
-__all__ = ["MAX_EXACT_DIM", "MAX_CELLS_PER_AXIS", "check_exact_dim", "loss_lipschitz", "glm_objective", "cells_per_axis",
-           "exact_glm_samples"]
+__all__ = ["MAX_EXACT_DIM", "check_exact_dim", "loss_lipschitz", "glm_objective", "exact_glm_samples"]
 
 #: largest number of coefficients the exact sampler accepts
 MAX_EXACT_DIM = 2
-#: largest number of envelope cells per axis, by dimension
-MAX_CELLS_PER_AXIS = {1: 2**14, 2: 2**8}
+#: cells per axis of the initial grid, by dimension
+_INITIAL_CELLS = {1: 32, 2: 16}
+#: a cell is split while its share of the envelope mass exceeds _SHARE and its looseness _LOOSE
+_SHARE, _LOOSE = 1e-3, 1.0
+#: largest number of cells
+_MAX_CELLS = 2**15
 #: entries of one (n, m) block of margins
 _BLOCK = 2**22
 #: relative floating-point margin of the envelope
@@ -89,10 +95,13 @@ def glm_objective(problem, l2_reg):
     return F
 
 
-def cells_per_axis(width, kappa, n, curvature, dim):
-    """Public number of envelope cells per axis: side <= 1 / (2 sqrt(kappa n M)), between 16 and the cap."""
-    k = math.ceil(2.0 * width * math.sqrt(max(kappa * n * curvature, 0.0)))
-    return int(min(max(k, 16), MAX_CELLS_PER_AXIS[dim]))
+def _grid(lo, hi, k):
+    """Centres and half-sides of the k^dim cells of the box [lo, hi]."""
+    dim = len(lo)
+    h = (hi - lo) / k
+    axes = [lo[j] + h[j] * (np.arange(k) + 0.5) for j in range(dim)]
+    centers = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, dim)
+    return centers, np.tile(h / 2, (len(centers), 1))
 
 
 def _domain_box(dim, radius, center, local_radius):
@@ -102,29 +111,60 @@ def _domain_box(dim, radius, center, local_radius):
     return lo, hi
 
 
-def _inside(theta, radius, center, local_radius):
-    ok = np.linalg.norm(theta, axis=1) <= radius
+def _inside(theta, radius, center, local_radius, slack=0.0):
+    ok = np.linalg.norm(theta, axis=1) <= radius + slack
     if center is not None:
-        ok &= np.linalg.norm(theta - center, axis=1) <= local_radius
+        ok &= np.linalg.norm(theta - center, axis=1) <= local_radius + slack
     return ok
 
 
-def _envelope(F, kappa, lo, hi, k, radius, center, local_radius):
-    """Cell centres, sides and log-envelopes of the cells that can meet the domain."""
-    dim = len(lo)
-    h = (hi - lo) / k
-    axes = [lo[j] + h[j] * (np.arange(k) + 0.5) for j in range(dim)]
-    centers = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, dim)
-    half_diag = float(np.linalg.norm(h)) / 2
-    keep = np.linalg.norm(centers, axis=1) <= radius + half_diag
-    if center is not None:
-        keep &= np.linalg.norm(centers - center, axis=1) <= local_radius + half_diag
-    centers = centers[keep]
+def _bounds(F, kappa, curv_n, centers, half):
+    """Log-envelope (tangent-plane maximum over the cell, plus the rounding margin) and its looseness bound."""
     vals, grads = F(centers, gradient=True)
-    slope = kappa * (np.abs(grads) @ (h / 2))
+    slope = kappa * np.sum(np.abs(grads) * half, axis=1)
     log_env = -kappa * vals + slope
     log_env += _MARGIN * (1.0 + np.abs(kappa * vals) + slope)
-    return centers, h, log_env
+    # f >= f(c) + <grad f(c), theta - c> - kappa n M ||theta - c||^2 / 2 on the cell
+    loose = 2.0 * slope + 0.5 * kappa * curv_n * np.sum(half**2, axis=1)
+    return log_env, loose
+
+
+def _split(centers, half):
+    """The 2^dim children of each cell."""
+    dim = centers.shape[1]
+    signs = np.array(np.meshgrid(*([[-1.0, 1.0]] * dim), indexing="ij")).reshape(dim, -1).T  # (2^dim, dim)
+    h = half / 2
+    kids = centers[:, None, :] + signs[None, :, :] * h[:, None, :]
+    return kids.reshape(-1, dim), np.repeat(h, len(signs), axis=0)
+
+
+def _envelope(F, kappa, curv_n, lo, hi, domain):
+    """Cells covering the domain (adaptively refined where the envelope carries mass and is loose).
+
+    Any partition with a valid envelope on each cell gives exact samples; refinement only
+    raises the acceptance rate. A cell is split while its share of the envelope mass exceeds
+    ``_SHARE`` and its looseness bound exceeds ``_LOOSE`` (at most ``_MAX_CELLS`` cells).
+    """
+    dim = len(lo)
+    centers, half = _grid(lo, hi, _INITIAL_CELLS[dim])
+    keep = _inside(centers, *domain, slack=np.linalg.norm(half, axis=1))
+    centers, half = centers[keep], half[keep]
+    log_env, loose = _bounds(F, kappa, curv_n, centers, half)
+    while len(centers) < _MAX_CELLS:
+        logw = log_env + np.sum(np.log(2.0 * half), axis=1)
+        share = np.exp(logw - logsumexp(logw))
+        split = (share > _SHARE) & (loose > _LOOSE)
+        if not split.any():
+            break
+        kids, kid_half = _split(centers[split], half[split])
+        keep = _inside(kids, *domain, slack=np.linalg.norm(kid_half, axis=1))
+        kids, kid_half = kids[keep], kid_half[keep]
+        kid_env, kid_loose = _bounds(F, kappa, curv_n, kids, kid_half)
+        centers = np.concatenate([centers[~split], kids])
+        half = np.concatenate([half[~split], kid_half])
+        log_env = np.concatenate([log_env[~split], kid_env])
+        loose = np.concatenate([loose[~split], kid_loose])
+    return centers, half, log_env
 
 
 def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1, center=None, local_radius=None):
@@ -141,7 +181,7 @@ def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1,
     l2_reg : float
         Mean-scale ridge strength of F.
     curvature : float
-        Public bound M on the Hessian of F / n (sets the cell size only).
+        Public bound M on the Hessian of F / n (used by the refinement rule only).
     radius : float
         Radius of the ball B(0, radius).
     size : int, default=1
@@ -159,17 +199,18 @@ def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1,
         raise ValueError(f"the exact sampler needs at most {MAX_EXACT_DIM} coefficients, got {dim}.")
     F = glm_objective(problem, l2_reg)
     center = None if center is None else np.asarray(center, dtype=float)
+    domain = (radius, center, local_radius)
     lo, hi = _domain_box(dim, radius, center, local_radius)
-    k = cells_per_axis(float(np.max(hi - lo)), kappa, problem.n, curvature, dim)
-    centers, h, log_env = _envelope(F, kappa, lo, hi, k, radius, center, local_radius)
-    prob = np.exp(log_env - log_env.max())
+    centers, half, log_env = _envelope(F, kappa, problem.n * curvature, lo, hi, domain)
+    logw = log_env + np.sum(np.log(2.0 * half), axis=1)  # envelope mass of each cell
+    prob = np.exp(logw - logw.max())
     prob /= prob.sum()
     out, n_out, batch = [], 0, int(min(4096, max(64, 8 * size)))
     while n_out < size:
         idx = rng.choice(len(centers), size=batch, p=prob)
-        theta = centers[idx] + h * (rng.random((batch, dim)) - 0.5)
+        theta = centers[idx] + half[idx] * (2.0 * rng.random((batch, dim)) - 1.0)
         u = rng.random(batch)
-        inside = _inside(theta, radius, center, local_radius)
+        inside = _inside(theta, *domain)
         ok = np.zeros(batch, dtype=bool)
         if inside.any():
             ok[inside] = np.log(u[inside]) < -kappa * F(theta[inside]) - log_env[idx[inside]]

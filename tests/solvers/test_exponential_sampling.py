@@ -108,7 +108,7 @@ def test_audit_passes_and_catches_wrong_temperature(monkeypatch):
 
     def hot(*a, **k):
         plan = real(*a, **k)
-        return dataclasses.replace(plan, info={**plan.info, "kappa": 10 * plan.info["kappa"]})
+        return dataclasses.replace(plan, info={**plan.info, "kappa": 20 * plan.info["kappa"]})
 
     monkeypatch.setattr(es_mod, "plan_exponential_sampling", hot)
     bad = audit_epsilon(_mechanism, D, D_prime, n_samples=600, delta=0.0, random_state=1)

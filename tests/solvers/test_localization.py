@@ -136,10 +136,10 @@ def test_audit_passes_and_catches_an_undernoised_mechanism(monkeypatch):
     assert res.epsilon_lower <= EPS, res
     real = loc_mod.plan_localization
 
-    def undernoised(*a, **k):  # both steps 300x less random (kappa x 300, s / 300), same localized radius
+    def undernoised(*a, **k):  # both steps 1000x less random (kappa x 1000, s / 1000), same localized radius
         plan = real(*a, **k)
         info = plan.info
-        return dataclasses.replace(plan, info={**info, "kappa": 300 * info["kappa"], "scale": info["scale"] / 300})
+        return dataclasses.replace(plan, info={**info, "kappa": 1000 * info["kappa"], "scale": info["scale"] / 1000})
 
     monkeypatch.setattr(loc_mod, "plan_localization", undernoised)
     bad = audit_epsilon(_mechanism, D, D_prime, n_samples=800, delta=0.0, random_state=1)
