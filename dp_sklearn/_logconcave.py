@@ -13,8 +13,8 @@ cells (rectangles of sides h); on the cell with centre c the envelope is
 
     exp(f(c) + sum_j |d_j f(c)| h_j / 2 + margin) >= exp(f(theta))   for every theta in the cell,
 
-(the maximum of the tangent plane over the cell; ``margin`` = 1e-9 times the magnitudes
-involved covers floating-point rounding). A cell is drawn with probability proportional to
+(the maximum of the tangent plane over the cell; ``margin`` = 8 (n + 16) u times the
+magnitudes involved, u = 2^-53, covers floating-point rounding). A cell is drawn with probability proportional to
 its envelope mass, a point uniformly in it, and the point is kept if it lies in D and
 ``log U < f(theta) - log envelope``: the kept points have exactly the density proportional
 to exp(f) on D (up to floating point), with no distance to the target to account for.
@@ -36,7 +36,8 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-__all__ = ["MAX_EXACT_DIM", "check_exact_dim", "loss_lipschitz", "glm_objective", "exact_glm_samples"]
+__all__ = ["MAX_EXACT_DIM", "check_exact_dim", "check_float_resolution", "loss_lipschitz", "glm_objective",
+           "exact_glm_samples"]
 
 #: largest number of coefficients the exact sampler accepts
 MAX_EXACT_DIM = 2
@@ -48,8 +49,9 @@ _SHARE, _LOOSE = 1e-3, 1.0
 _MAX_CELLS = 2**15
 #: entries of one (n, m) block of margins
 _BLOCK = 2**22
-#: relative floating-point margin of the envelope
-_MARGIN = 1e-9
+#: the envelope's floating-point margin is _ROUNDING (n + 16) times the magnitudes involved (a sum of n
+#: non-negative terms, each with a few ulps of error, has relative error at most about n u)
+_ROUNDING = 8 * 2.0**-53
 
 
 def check_exact_dim(public, solver):
@@ -67,6 +69,22 @@ def loss_lipschitz(public, R):
     if public.loss.name == "squared":
         return public.x_norm * public.loss.derivative_bound(public.x_norm * R)
     return public.x_norm * public.loss.derivative_bound()
+
+
+def check_float_resolution(public, kappa, R, l2_reg, solver):
+    """Raise a ValueError naming epsilon when float64 cannot resolve the log-density kappa F on B(0, R).
+
+    F <= n (phi_max + l2_reg R^2 / 2) on the ball, phi_max = (x_norm R + 1)^2 / 2 (squared) or
+    x_norm R + log 2 (logistic); the envelope's rounding margin ``8 (n + 16) u kappa F`` must stay
+    below 1/2, or the rejection sampler would almost never accept. Public values only.
+    """
+    xr = public.x_norm * R
+    phi_max = 0.5 * (xr + 1.0) ** 2 if public.loss.name == "squared" else xr + math.log(2.0)
+    margin = _ROUNDING * (public.n + 16) * kappa * public.n * (phi_max + 0.5 * l2_reg * R**2)
+    if not margin <= 0.5:
+        raise ValueError(f"epsilon is too large for solver={solver!r}: its exact sampler cannot resolve the "
+                         f"log-density exp(-kappa F) in float64 (kappa = {kappa:.3g}, n = {public.n}); use a smaller "
+                         "epsilon, epsilon=numpy.inf (non-private) or another solver.")
 
 
 def glm_objective(problem, l2_reg):
@@ -92,6 +110,7 @@ def glm_objective(problem, l2_reg):
                 grads[a:a + step] = np.asarray(X.T @ loss.dphi(Z, y)).T + n * l2_reg * T
         return (vals, grads) if gradient else vals
 
+    F.n_terms = n
     return F
 
 
@@ -123,7 +142,7 @@ def _bounds(F, kappa, curv_n, centers, half):
     vals, grads = F(centers, gradient=True)
     slope = kappa * np.sum(np.abs(grads) * half, axis=1)
     log_env = -kappa * vals + slope
-    log_env += _MARGIN * (1.0 + np.abs(kappa * vals) + slope)
+    log_env += _ROUNDING * (F.n_terms + 16) * (np.abs(kappa * vals) + slope) + 1e-12
     # f >= f(c) + <grad f(c), theta - c> - kappa n M ||theta - c||^2 / 2 on the cell
     loose = 2.0 * slope + 0.5 * kappa * curv_n * np.sum(half**2, axis=1)
     return log_env, loose

@@ -32,7 +32,8 @@ from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent
 from .._exact import minimize
-from .._logconcave import MAX_EXACT_DIM, check_exact_dim, exact_glm_samples, glm_objective, loss_lipschitz
+from .._logconcave import (MAX_EXACT_DIM, check_exact_dim, check_float_resolution, exact_glm_samples, glm_objective,
+                           loss_lipschitz)
 from .._sets import L2Ball, Unconstrained, bounded_domain
 from ._base import Plan, register
 
@@ -55,6 +56,7 @@ def plan_exponential_sampling(public, constraint, *, epsilon, delta=0.0, l2_reg=
     R = ball.l2_radius()
     lip = loss_lipschitz(public, R)
     kappa = float(epsilon) / (2.0 * lip * 2.0 * R)
+    check_float_resolution(public, kappa, R, l2_reg, "exponential_sampling")
     curvature = public.loss.curvature * public.x_norm**2 + l2_reg
     return Plan(EpsilonDeltaDpEvent(float(epsilon), 0.0), float(epsilon), 0.0, 1, kappa, ball,
                 {"kappa": kappa, "lipschitz": lip, "diameter": 2.0 * R, "l2_reg": l2_reg, "curvature": curvature})

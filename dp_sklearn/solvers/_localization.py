@@ -63,7 +63,7 @@ from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent
 from .._exact import minimize
-from .._logconcave import MAX_EXACT_DIM, check_exact_dim, exact_glm_samples, loss_lipschitz
+from .._logconcave import MAX_EXACT_DIM, check_exact_dim, check_float_resolution, exact_glm_samples, loss_lipschitz
 from .._sets import L2Ball, Unconstrained, bounded_domain
 from ._base import Plan, norm_gamma_noise, register
 
@@ -129,6 +129,7 @@ def plan_localization(public, constraint, *, epsilon, delta=0.0, tol=1e-8, l2_re
     scale = sensitivity / eps1
     r = localization_radius(public.n, public.dim, scale)
     kappa = eps2 / (2.0 * G * 2.0 * min(r, R))
+    check_float_resolution(public, kappa, R, lam, "localization")
     curvature = public.loss.curvature * public.x_norm**2 + lam
     event = dp_event.ComposedDpEvent([EpsilonDeltaDpEvent(eps1, 0.0), EpsilonDeltaDpEvent(eps2, 0.0)])
     return Plan(event, float(epsilon), 0.0, 1, kappa, ball,

@@ -36,6 +36,9 @@ def test_calibration_closed_form():
     with pytest.raises(ValueError, match="at most 2"):
         es_mod.plan_exponential_sampling(PublicProblem(50, 3, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(1.0),
                                          epsilon=EPS)
+    with pytest.raises(ValueError, match="epsilon is too large for solver='exponential_sampling'"):
+        es_mod.plan_exponential_sampling(PublicProblem(50, 1, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(1.0),
+                                         epsilon=1e14)
 
 
 def test_replace_one_log_ratio_is_at_most_epsilon():

@@ -55,6 +55,10 @@ def test_calibration_closed_form():
     assert sq.info["kappa"] == pytest.approx(1.0 / (4 * G * min(sq.info["radius"], 0.5)))
     with pytest.raises(ValueError, match="solver='localization'.*at most 2 coefficients"):
         loc_mod.plan_localization(PublicProblem(n, 3, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(1.0), epsilon=EPS)
+    # beyond float64's resolution of kappa F the exact sampler could not accept: a public ValueError naming epsilon
+    with pytest.raises(ValueError, match="epsilon is too large for solver='localization'"):
+        loc_mod.plan_localization(PublicProblem(n, 1, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(R), epsilon=1e8,
+                                  l2_reg=lam)
 
 
 def test_replace_one_sensitivity_of_the_regularized_minimizer():
