@@ -102,7 +102,8 @@ def exponential_sampling(problem, constraint, *, epsilon, delta=0.0, rng, l2_reg
     Raises
     ------
     ValueError
-        If the problem has more than ``MAX_EXACT_DIM`` coefficients or an unsupported loss.
+        If the problem has more than ``MAX_EXACT_DIM`` coefficients or an unsupported loss, or if epsilon is so large that float64
+        cannot resolve the sampled log-density (:func:`dp_sklearn._logconcave.check_float_resolution`).
 
     References
     ----------

@@ -49,7 +49,8 @@ an epsilon/2-DP output, so by (adaptive) basic composition the release is epsilo
 Sampler: EXACT (no total-variation error to account): rejection from the tangent-plane
 envelope of the concave log-density on C_0 (:mod:`dp_sklearn._logconcave`), offered for at
 most ``MAX_EXACT_DIM = 2`` coefficients (the intercept counts); the plan raises a
-``ValueError`` naming the solver and the limit beyond it, before the data is touched.
+``ValueError`` naming the solver and the limit beyond it, before the data is touched, and
+one naming epsilon when float64 cannot resolve kappa n J_D on C (huge epsilon).
 ``epsilon = inf`` returns the exact minimizer of (1/n) sum l + (l2_reg / 2) ||theta||^2 over C,
 as the estimators' non-private path does.
 """
@@ -172,7 +173,8 @@ def localization(problem, constraint, *, epsilon, delta=0.0, rng, tol=1e-8, l2_r
     Raises
     ------
     ValueError
-        If the problem has more than 2 coefficients or an unsupported loss.
+        If the problem has more than 2 coefficients or an unsupported loss, or if epsilon is so large that float64
+        cannot resolve the sampled log-density (:func:`dp_sklearn._logconcave.check_float_resolution`).
 
     References
     ----------
