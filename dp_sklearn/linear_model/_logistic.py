@@ -148,7 +148,11 @@ class DPLogisticRegression(_DPClassifierBase):
         or one of the registered solvers for the logistic losses and the penalty:
         ``"noisy_gd"``, ``"objective_perturbation"``, ``"output_perturbation"``,
         ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
-        ``"noisy_gd"``, ``"mirror_descent"`` (l1).
+        ``"noisy_gd"``, ``"mirror_descent"`` (l1). For penalty="l2" also
+        ``"exponential_sampling"`` and ``"localization"`` (BST 2014, Algorithms 2 and 4:
+        pure epsilon-DP with exact samplers, over the l2 ball of ``radius``), which fit at
+        most 2 coefficients (one feature with the intercept, binary labels) and raise a
+        ``ValueError`` beyond.
     fit_intercept : bool, default=True
         Whether to fit an intercept.
     max_iter : int, default=None

@@ -61,7 +61,10 @@ class DPRidge(_DPRegressorBase):
         ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
         registered later; see the README's solver table). Solvers that
         need a bounded set work over the l2 ball of radius 1 / ||x_t|| bound, on which
-        every in-bound prediction stays within ``bounds_y``.
+        every in-bound prediction stays within ``bounds_y``. ``"exponential_sampling"``
+        and ``"localization"`` (BST 2014, Algorithms 2 and 4: pure epsilon-DP with exact
+        samplers) fit at most 2 coefficients (one feature with the intercept) and raise a
+        ``ValueError`` beyond.
     fit_intercept : bool, default=True
         Whether to fit an intercept. With an intercept, the targets are centered on a
         private mean of y (Laplace mechanism, 10% of epsilon).

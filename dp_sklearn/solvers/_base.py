@@ -135,6 +135,9 @@ class SolverSpec:
         Names of the losses it supports.
     params : tuple of str
         The estimator hyperparameters it takes, read from ``plan``'s signature.
+    max_dim : int or None, default=None
+        Largest number of coefficients it accepts (None: any); its plan raises a
+        ``ValueError`` beyond it.
     """
 
     name: str
@@ -144,6 +147,7 @@ class SolverSpec:
     constraints: tuple
     losses: tuple
     params: tuple
+    max_dim: int | None = None
 
     def supports(self, constraint_name, loss_names):
         """Whether the mechanism serves this feasible set (or penalty) and every loss."""
@@ -156,12 +160,12 @@ SOLVERS: dict[str, SolverSpec] = {}
 _NOT_PARAMS = ("public", "problem", "constraint", "epsilon", "delta")
 
 
-def register(name, *, plan, pure_dp, constraints, losses=("squared", "logistic", "multinomial")):
-    """Register ``func`` as the mechanism ``name`` with its ``plan`` and declarations."""
+def register(name, *, plan, pure_dp, constraints, losses=("squared", "logistic", "multinomial"), max_dim=None):
+    """Register ``func`` as the mechanism ``name`` with its ``plan`` and declarations (see :class:`SolverSpec`)."""
     params = tuple(p for p in inspect.signature(plan).parameters if p not in _NOT_PARAMS)
 
     def deco(func):
-        SOLVERS[name] = SolverSpec(name, func, plan, pure_dp, tuple(constraints), tuple(losses), params)
+        SOLVERS[name] = SolverSpec(name, func, plan, pure_dp, tuple(constraints), tuple(losses), params, max_dim)
         return func
 
     return deco

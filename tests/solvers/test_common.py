@@ -45,6 +45,25 @@ def _squared(spec):
     return spec
 
 
+def _fitting(spec, problem):
+    """``problem`` restricted to its first ``spec.max_dim`` columns for the solvers limited in dimension."""
+    if spec.max_dim is None or problem.dim <= spec.max_dim:
+        return problem
+    X = problem.X[:, : spec.max_dim]
+    return Problem(X, problem.y, problem.loss, problem.x_norm, problem.x_inf, np.linalg.norm(X, axis=1), 0.0)
+
+
+def test_dimension_limit_raises_before_the_data(problem):
+    for spec in SOLVERS.values():
+        if spec.max_dim is not None and problem.dim > spec.max_dim:
+            with pytest.raises(ValueError, match=f"solver='{spec.name}'.*at most {spec.max_dim} coefficients"):
+                spec.plan(problem, _constraint(spec), epsilon=EPS, delta=DELTA)
+
+
+#: pure mechanisms that release (epsilon, 0) whatever delta is requested
+ALWAYS_PURE = {"exponential_sampling", "localization"}
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_declarations(name):
     spec = SOLVERS[name]
@@ -63,8 +82,9 @@ def test_declarations(name):
                                   if n == "objective_perturbation_ddr" else n for n in NAMES])
 def test_event_is_calibrated_by_the_accountant(name, problem):
     spec = _squared(SOLVERS[name])
+    problem = _fitting(spec, problem)
     res = spec.func(problem, _constraint(spec), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(0))
-    assert (res.epsilon, res.delta) == (EPS, DELTA)
+    assert (res.epsilon, res.delta) == (EPS, 0.0 if name in ALWAYS_PURE else DELTA)
     assert compose_epsilon([res.event], DELTA) <= EPS * (1 + 2e-3)
     assert np.all(np.isfinite(res.coef)) and res.coef.shape == (problem.dim,)
     if spec.pure_dp:
@@ -84,6 +104,7 @@ NO_INF_PATH = {"noisy_gd", "objective_perturbation", "output_perturbation", "obj
                                   if n in NO_INF_PATH else n for n in NAMES])
 def test_epsilon_inf_draws_no_noise(name, problem):
     spec = _squared(SOLVERS[name])
+    problem = _fitting(spec, problem)
     a, b = (spec.func(problem, _constraint(spec), epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(seed))
             for seed in (0, 1))
     assert isinstance(a.event, dp_event.NonPrivateDpEvent) and a.epsilon == np.inf
@@ -93,6 +114,7 @@ def test_epsilon_inf_draws_no_noise(name, problem):
 @pytest.mark.parametrize("name", NAMES)
 def test_sparse_input_matches_dense(name, problem):
     spec = _squared(SOLVERS[name])
+    problem = _fitting(spec, problem)
     X = np.where(np.abs(problem.X) < 0.1, 0.0, problem.X)
     dense = Problem(X, problem.y, problem.loss, problem.x_norm, problem.x_inf, np.linalg.norm(X, axis=1), 0.0)
     csr = Problem(sp.csr_matrix(X), problem.y, problem.loss, problem.x_norm, problem.x_inf, dense.row_norms, 0.0)

@@ -36,6 +36,9 @@ def test_calibration_closed_form():
     with pytest.raises(ValueError, match="at most 2"):
         es_mod.plan_exponential_sampling(PublicProblem(50, 3, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(1.0),
                                          epsilon=EPS)
+    with pytest.raises(ValueError, match="epsilon is too large for solver='exponential_sampling'"):
+        es_mod.plan_exponential_sampling(PublicProblem(50, 1, 1.0, 1.0, LogisticLoss(), 0.0), L2Ball(1.0),
+                                         epsilon=1e14)
 
 
 def test_replace_one_log_ratio_is_at_most_epsilon():
@@ -108,7 +111,7 @@ def test_audit_passes_and_catches_wrong_temperature(monkeypatch):
 
     def hot(*a, **k):
         plan = real(*a, **k)
-        return dataclasses.replace(plan, info={**plan.info, "kappa": 10 * plan.info["kappa"]})
+        return dataclasses.replace(plan, info={**plan.info, "kappa": 20 * plan.info["kappa"]})
 
     monkeypatch.setattr(es_mod, "plan_exponential_sampling", hot)
     bad = audit_epsilon(_mechanism, D, D_prime, n_samples=600, delta=0.0, random_state=1)
