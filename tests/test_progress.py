@@ -79,3 +79,19 @@ def test_inner_fits_of_a_search_print_nothing(capsys, selection):
     DPGridSearchCV(DPLogisticRegression(max_iter=20, verbose=1), {"C": [0.1, 1.0, 10.0]}, epsilon=2.0,
                    delta=1e-5, selection=selection, random_state=0).fit(X, y)
     assert capsys.readouterr().out == ""
+
+
+def test_online_verbose_prints_public_positions_only(capsys):
+    from dp_sklearn import DPOnlineRegressor
+
+    outputs = []
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        X, y = rng.normal(size=(300, 3)) * (seed + 1), rng.normal(size=300) * 10 ** seed
+        reg = DPOnlineRegressor(bounds_y=(-5, 5), horizon=600, random_state=seed, verbose=1)
+        reg.partial_fit(X, y)
+        reg.partial_fit(X, y)
+        outputs.append(re.sub(r"elapsed [0-9.]+ s", "elapsed T s", capsys.readouterr().out))
+    assert outputs[0] == outputs[1]
+    assert "records 301 to 600 of the stream" in outputs[0]
+    assert 0 < outputs[0].count("\n") <= 2 * (MAX_STEP_LINES + 1)

@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from .._data import check_bounds_y, clipping_report, normalize_X, normalize_y
+from .._progress import progress
 from .._losses import LogisticLoss, SquaredLoss
 from ..solvers._online import plan_online, run_online
 from ._base import _make_rng
@@ -44,7 +45,7 @@ class _DPOnlineBase(BaseEstimator):
     def _stream_params(self):
         """Hyperparameters the stream's privacy and schedule depend on (fixed when it starts)."""
         params = self.get_params(deep=False)
-        return {k: repr(v) for k, v in params.items() if k not in ("ledger", "random_state")}
+        return {k: repr(v) for k, v in params.items() if k not in ("ledger", "random_state", "verbose")}
 
     def _call(self, X, y, classes, first, from_fit=False):
         if first:
@@ -87,7 +88,10 @@ class _DPOnlineBase(BaseEstimator):
             rng = self._call_rng(t0)
             Xt, _, _ = normalize_X(X, B, 2, self.fit_intercept)
             theta = np.zeros(Xt.shape[1]) if first else self._theta
-            theta = run_online(plan, loss, Xt, y_t, theta, t0, rng, average=self.average)
+            with progress(type(self).__name__, self.verbose) as report:
+                if report is not None:
+                    report.line(f"records {t0 + 1} to {t0 + m} of the stream")
+                theta = run_online(plan, loss, Xt, y_t, theta, t0, rng, average=self.average)
         except BaseException:
             if ledger is not None:
                 ledger.cancel_pending()
@@ -175,7 +179,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
 
     def __init__(self, *, bounds_y=None, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None,
                  fit_intercept=True, clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
-                 ledger=None, random_state=None):
+                 ledger=None, random_state=None, verbose=0):
         self.bounds_y = bounds_y
         self.epsilon = epsilon
         self.delta = delta
@@ -190,6 +194,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
         self.average = average
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose
 
     _parameter_constraints = {**_CONSTRAINTS, "bounds_y": ["array-like", None]}
 
@@ -297,7 +302,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None, fit_intercept=True,
                  clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False, ledger=None,
-                 random_state=None):
+                 random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -311,6 +316,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         self.average = average
         self.ledger = ledger
         self.random_state = random_state
+        self.verbose = verbose
 
     def _encode(self, y, classes, first):
         check_classification_targets(y)

@@ -24,6 +24,7 @@ _CONSTRAINTS = {
     "average": ["boolean"],
     "ledger": [PrivacyLedger, None],
     "random_state": ["random_state", np.random.Generator],
+    "verbose": ["verbose"],
 }
 
 _PARAMS_DOC = """
@@ -71,6 +72,9 @@ _PARAMS_DOC = """
         ``None``: fresh OS entropy for every call. An int gives each call the generator
         ``SeedSequence(random_state, spawn_key=(n_samples_seen_,))``; no generator is
         ever stored on the estimator (docs/privacy.md, P6).
+    verbose : int, default=0
+        Print the stream positions of each call, its step t of T and the elapsed time
+        (public values only, at most a few lines per call).
 """
 
 _ATTRS_DOC = """

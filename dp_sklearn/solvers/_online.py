@@ -88,6 +88,7 @@ from dp_accounting import dp_event
 from scipy.optimize import brentq
 
 from .._accounting import gaussian_noise_multiplier
+from .._progress import steps
 from .._sets import L2Ball
 
 __all__ = ["OnlinePlan", "auto_alpha", "plan_online", "batch_ends", "release_sensitivity", "run_online",
@@ -266,7 +267,9 @@ def run_online(plan, loss, X, y, theta, t0, rng, *, average=False, return_iterat
     theta = ball.project(np.array(theta, dtype=float))
     total = np.zeros_like(theta)
     start = 0
-    for end in batch_ends(t0, m, plan.batch_size) - t0:
+    ends = batch_ends(t0, m, plan.batch_size) - t0
+    for k in steps(len(ends)):
+        end = ends[k]
         b, pos = end - start, t0 + start
         if plan.update == "implicit":
             theta = ball.project(_implicit_step(plan, loss, X[start:end], y[start], norms[start], theta, pos))
