@@ -167,7 +167,7 @@ class DPLogisticRegression(_DPClassifierBase):
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
         expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``"full"`` (or
+        (``dp_sklearn.solvers._noisy_gd.default_sampling_rate``); ``"full"`` (or
         ``n_samples``) forces full batches at any n.
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is

@@ -83,7 +83,7 @@ class DPRidge(_DPRegressorBase):
         expected size, accounted under replace-one neighbours with the PLD accountant.
         ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``"full"`` (or
+        (``dp_sklearn.solvers._noisy_gd.default_sampling_rate``); ``"full"`` (or
         ``n_samples``) forces full batches at any n.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
@@ -238,7 +238,7 @@ class DPLasso(_DPRegressorBase):
         For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
         expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate`); ``"full"`` (or
+        (``dp_sklearn.solvers._noisy_gd.default_sampling_rate``); ``"full"`` (or
         ``n_samples``) forces full batches at any n.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
