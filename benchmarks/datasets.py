@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from .private_rows import public_raw
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -261,6 +263,7 @@ def load_diabetes_ds(data_dir=None, split_seed=0):
         preprocessing="StandardScaler fitted on the training split (NOT private; stated)",
         bounds_y=(0.0, 400.0), bounds_y_note="stated public range of the disease-progression score",
         split_note=f"random 75/25 split, seed {split_seed}", source="sklearn.datasets.load_diabetes",
+        extra=public_raw("diabetes", X[tr], X[te]),
     )
 
 
@@ -276,6 +279,7 @@ def load_breast_cancer_ds(data_dir=None, split_seed=0):
         data_norm_note="default sqrt(p) for standardized features; longer rows are clipped",
         preprocessing="StandardScaler fitted on the training split (NOT private; stated)",
         split_note=f"random 75/25 split, seed {split_seed}", source="sklearn.datasets.load_breast_cancer",
+        extra=public_raw("breast_cancer", X[tr], X[te]),
     )
 
 

@@ -17,6 +17,7 @@ from joblib import Parallel, delayed
 from . import datasets as D
 from .common import (Timer, discover_combos, fmt, fmt_ms, header_block, md_table, safe_call,
                      setup_warnings, write_result)
+from .private_rows import private_combos, raw_view
 
 EPS_FULL = [0.1, 0.5, 1.0, 2.0, 5.0, 10.0]
 EPS_QUICK = [0.1, 1.0, 10.0]
@@ -71,6 +72,8 @@ def _dp_kwargs(combo, ds):
 
 
 def _fit_eval(combo, ds, eps, seed):
+    if getattr(combo, "raw", False):  # a fully private pipeline: fitted on the raw features
+        ds = raw_view(ds)
     setup_warnings()
     with warnings.catch_warnings():
         setup_warnings()
@@ -82,8 +85,9 @@ def _fit_eval(combo, ds, eps, seed):
             res, err = safe_call(model.fit, ds.X_train, ds.y_train)
         if err:
             return {"label": combo.label, "eps": eps, "seed": seed, "error": err}
+        last = model[-1] if hasattr(model, "steps") else model
         out = {"label": combo.label, "eps": eps, "seed": seed, "fit_time": t.elapsed,
-               "n_iter": int(getattr(model, "n_iter_", 1))}
+               "n_iter": int(getattr(last, "n_iter_", 1))}
         out.update(_evaluate(model, ds))
         return out
 
@@ -144,7 +148,8 @@ def run_dataset(ctx, name, eps_grid, n_seeds):
     combos, skipped = discover_combos(ds.task)
     metric_title, metric_key = _metric_names(ds)
     t0 = time.perf_counter()
-    tasks = [(c, e, s) for c in combos for e in eps_grid for s in range(n_seeds)]
+    pcombos = private_combos(ds, combos)
+    tasks = [(c, e, s) for c in combos + pcombos for e in eps_grid for s in range(n_seeds)]
     # eps = inf: the same objective, solved exactly (one per family; solver-independent)
     fam_rep = {}
     for c in combos:
@@ -170,8 +175,8 @@ def run_dataset(ctx, name, eps_grid, n_seeds):
     headers = ["estimator (solver)"] + [f"ε={e:g}" for e in eps_grid] + ["ε=∞ (same objective)", "n_iter_ at ε=1"]
     rows = []
     summary = {"dataset": ds.name, "key": name, "n": ds.n, "p": ds.p, "metric": metric_title,
-               "eps": eps_grid, "seeds": n_seeds, "rows": {}, "baselines": {}}
-    for c in combos:
+               "eps": eps_grid, "seeds": n_seeds, "rows": {}, "private_rows": {}, "baselines": {}}
+    for c in combos + pcombos:
         cells, means = [], []
         for e in eps_grid:
             vals = [r[metric_key] for r in by.get((c.label, e), [])]
@@ -181,8 +186,11 @@ def run_dataset(ctx, name, eps_grid, n_seeds):
         inf_cell = fmt(inf.get(metric_key)) if "error" not in inf else "error"
         it = [r["n_iter"] for r in by.get((c.label, 1.0), [])]
         label = c.label + (f" [error: {errors[c.label][:80]}]" if c.label in errors else "")
+        if getattr(c, "raw", False):
+            inf_cell = "n/a"
         rows.append([label] + cells + [inf_cell, str(it[0]) if it else "n/a"])
-        summary["rows"][c.label] = {"means": means, "inf": inf.get(metric_key)}
+        summary["private_rows" if getattr(c, "raw", False) else "rows"][c.label] = {
+            "means": means, "inf": inf.get(metric_key)}
     for b in base:
         val = fmt(b.get(metric_key)) if "error" not in b else f"error: {b['error'][:60]}"
         rows.append([b["label"]] + ["—"] * len(eps_grid) + [val, "—"])
@@ -199,6 +207,11 @@ def run_dataset(ctx, name, eps_grid, n_seeds):
         "of the constraint/penalty alone",
         f"- wall time of this dataset (all fits, {ctx.n_jobs} jobs): {elapsed:.1f} s",
     ]
+    if pcombos:
+        lines.append("- rows 'fully private': make_private_pipeline(DPStandardScaler(bounds=public), model, epsilon=ε) "
+                     f"on the RAW features of the same split; ε is the pipeline's total (25% scaler, 75% model); "
+                     f"public ranges: {ds.extra['public_bounds_note']}. These are the private results; the other DP "
+                     "rows use the non-private StandardScaler above (labelled comparison)")
     if DELTA >= 1.0 / ds.n:
         lines.append(f"- NOTE: delta = {DELTA:g} >= 1/n = {1.0 / ds.n:.2g} here (the common delta of this benchmark); "
                      "dp_sklearn warns about such a delta (warning suppressed)")
@@ -209,7 +222,7 @@ def run_dataset(ctx, name, eps_grid, n_seeds):
     for lab, e in errors.items():
         lines.append(f"- ERROR in {lab}: {e}")
     text = header_block(f"Privacy-utility: {ds.name}", ctx, lines) + md_table(headers, rows) + "\n"
-    png = _plot(ctx, name, ds, combos, by, eps_grid, metric_key, metric_title, base, inf_by_family)
+    png = _plot(ctx, name, ds, combos + pcombos, by, eps_grid, metric_key, metric_title, base, inf_by_family)
     if png:
         text += f"\n![{ds.name}]({png})\n"
     summary["elapsed"] = elapsed
