@@ -178,3 +178,43 @@ def test_large_n_default_runs_full_batches_on_dask():
     assert "PoissonSampled" not in repr(m.dp_event_) and m.dp_event_ == ref.dp_event_
     assert _max_rel(m.coef_, ref.coef_) < RTOL
     assert "PoissonSampled" in repr(DPRidge(**kw).fit(X, y).dp_event_)
+
+
+def test_predict_is_lazy_and_blockwise(client, data, monkeypatch):
+    """Dask input to predict / predict_proba / decision_function: a lazy dask array, X stays on the workers."""
+    X, y, labels = data
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        reg = DPRidge(max_iter=20, bounds_y=(-4, 4), random_state=0).fit(X, y)
+        clf = DPLogisticRegression(max_iter=20, random_state=0).fit(X, labels)  # three classes
+    Xd = _dask(X)
+    computed = []
+    monkeypatch.setattr(da.Array, "__array__", lambda self, *a, **k: computed.append(self.shape) or np.zeros(0))
+    outs = {"reg.predict": reg.predict(Xd), "clf.predict": clf.predict(Xd),
+            "clf.proba": clf.predict_proba(Xd), "clf.log_proba": clf.predict_log_proba(Xd),
+            "clf.decision": clf.decision_function(Xd)}
+    assert computed == []  # nothing was brought to the client to build them
+    monkeypatch.undo()
+    assert all(isinstance(o, da.Array) and o.chunks[0] == Xd.chunks[0] for o in outs.values())
+    np.testing.assert_allclose(outs["reg.predict"].compute(), reg.predict(X), rtol=1e-12)
+    np.testing.assert_array_equal(outs["clf.predict"].compute(), clf.predict(X))
+    np.testing.assert_allclose(outs["clf.proba"].compute(), clf.predict_proba(X), rtol=1e-12)
+    np.testing.assert_allclose(outs["clf.log_proba"].compute(), clf.predict_log_proba(X), rtol=1e-12)
+    np.testing.assert_allclose(outs["clf.decision"].compute(), clf.decision_function(X), rtol=1e-12)
+    assert reg.score(Xd, _dask(y)) == pytest.approx(reg.score(X, y), rel=1e-12)
+    assert clf.score(Xd, _dask(labels)) == pytest.approx(clf.score(X, labels))
+    with pytest.raises(ValueError, match="expecting 5 features"):
+        reg.predict(_dask(X[:, :3]))
+
+
+def test_predict_dataframe_checks_feature_names(client, data):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, _ = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(P)])
+    reg = DPRidge(max_iter=20, bounds_y=(-4, 4), random_state=0).fit(frame, y)
+    pred = reg.predict(dd.from_pandas(frame, npartitions=4))
+    np.testing.assert_allclose(pred.compute(), reg.predict(frame), rtol=1e-12)
+    renamed = frame.rename(columns={"f0": "other"})
+    with pytest.raises(ValueError, match="feature names"):
+        reg.predict(dd.from_pandas(renamed, npartitions=4))

@@ -15,6 +15,7 @@ from .._dask_design import is_dask_collection
 from .._losses import LogisticLoss, MultinomialLoss
 from .._sets import L1Ball, Unconstrained
 from ._dask_fit import encode_dask_labels
+from ._dask_predict import blockwise_on_dask
 from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
 
 __all__ = ["DPLogisticRegression"]
@@ -60,18 +61,53 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
         self.coef_ = np.ascontiguousarray(coef.T)
         self.intercept_ = np.asarray(intercept, dtype=float)
 
-    def predict_proba(self, X):
-        """Class probabilities (a post-processing of the released model).
+    @blockwise_on_dask
+    def decision_function(self, X):
+        """Confidence scores ``X @ coef_.T + intercept_`` (a post-processing of the released model).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix, dask array or dask DataFrame} of shape (n_samples, n_features)
+            Samples. Dask input gives a lazy dask array computed block by block on the
+            workers (X never comes to the client); the same holds for :meth:`predict`,
+            :meth:`predict_proba` and :meth:`predict_log_proba`.
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class, in the order of ``classes_``.
+        scores : ndarray or dask.array.Array of shape (n_samples,) or (n_samples, n_classes)
+            Signed distance to the hyperplane (binary) or one score per class.
+        """
+        return super().decision_function(X)
+
+    @blockwise_on_dask
+    def predict(self, X):
+        """Predicted class labels (the class of highest score).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dask DataFrame} of shape (n_samples, n_features)
+            Samples to label (dask: see :meth:`decision_function`).
+
+        Returns
+        -------
+        y_pred : ndarray or dask.array.Array of shape (n_samples,)
+            Labels taken from ``classes_``.
+        """
+        return super().predict(X)
+
+    @blockwise_on_dask
+    def predict_proba(self, X):
+        """Class probabilities: the logistic (binary) or softmax (multiclass) of the scores.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dask DataFrame} of shape (n_samples, n_features)
+            Samples to score (dask: see :meth:`decision_function`).
+
+        Returns
+        -------
+        proba : ndarray or dask.array.Array of shape (n_samples, n_classes)
+            One column per class, in the order of ``classes_``; rows sum to 1.
         """
         check_is_fitted(self)
         scores = self.decision_function(X)
@@ -80,18 +116,19 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
             return np.column_stack([1 - p1, p1])
         return softmax(scores, axis=1)
 
+    @blockwise_on_dask
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix, dask array or dask DataFrame} of shape (n_samples, n_features)
+            Samples (dask: see :meth:`decision_function`).
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probability of each class.
+        log_proba : ndarray or dask.array.Array of shape (n_samples, n_classes)
+            Natural log of each class probability.
         """
         return np.log(self.predict_proba(X))
 

@@ -14,6 +14,7 @@ from .._data import normalize_y
 from .._losses import SquaredLoss
 from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
 from ._base import PRIVACY_CONSTRAINTS, _DPLinearBase
+from ._dask_predict import blockwise_on_dask
 
 __all__ = ["REGRESSION_CONSTRAINTS", "_DPRegressorBase"]
 
@@ -79,17 +80,19 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         self.coef_ = half * coef[:, 0]
         self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
 
+    @blockwise_on_dask
     def predict(self, X):
         """Predict with the released linear model, clipped to the public ``bounds_y``.
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Samples.
+        X : {array-like, sparse matrix, dask array or dask DataFrame} of shape (n_samples, n_features)
+            Samples. Dask input gives a lazy dask array computed block by block on the
+            workers (X never comes to the client).
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray or dask.array.Array of shape (n_samples,)
             Predictions, within ``bounds_y_``.
         """
         check_is_fitted(self)
