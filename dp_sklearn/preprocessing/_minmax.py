@@ -23,8 +23,14 @@ class DPMinMaxScaler(_DPTransformerBase):
     delta : float, default=1e-5
         In [0, 1). The ``2 n_features`` quantiles compose by zCDP when
         ``delta > 0`` and that is better, otherwise by basic composition.
-    feature_range : tuple (min, max), default=(0, 1)
-        Desired range of transformed data.
+    feature_range : tuple (min, max), default=(-1, 1)
+        Desired range of transformed data. The default differs from scikit-learn's
+        ``(0, 1)`` on purpose: the DP models bound the l2 norm of a row, and a box centered
+        at 0 spends that bound on the features' variation instead of on their offset. On
+        raw breast_cancer (documented ranges, ``make_private_pipeline``, total epsilon 1,
+        20 seeds) ``(-1, 1)`` gives 0.878 mean accuracy against 0.849 for ``(0, 1)``; on
+        diabetes (DPRidge, epsilon 2) a median R^2 of 0.291 against 0.109
+        (``benchmarks/defaults.py``). The box is public either way.
     bounds : tuple (lower, upper) or None, default=None
         Public range per feature (scalars or arrays of shape (n_features,)).
     search_range : tuple (low, high), default=(-1e6, 1e6)
@@ -77,7 +83,7 @@ class DPMinMaxScaler(_DPTransformerBase):
     >>> np.round(sc.data_min_, 1), np.round(sc.data_max_, 1)
     (array([0.1, 0.1]), array([9.9, 9.9]))
     >>> float(sc.transform(X).min()), float(sc.transform(X).max())
-    (0.0, 1.0)
+    (-1.0, 1.0)
     """
 
     _parameter_constraints: dict = {
@@ -85,7 +91,7 @@ class DPMinMaxScaler(_DPTransformerBase):
         "feature_range": ["array-like"],
     }
 
-    def __init__(self, feature_range=(0, 1), *, epsilon=1.0, delta=1e-5, bounds=None,
+    def __init__(self, feature_range=(-1, 1), *, epsilon=1.0, delta=1e-5, bounds=None,
                  search_range=(-1e6, 1e6), quantile_range=(0.01, 0.99), random_state=None, ledger=None):
         self.feature_range = feature_range
         self.epsilon = epsilon
