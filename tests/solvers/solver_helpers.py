@@ -34,6 +34,14 @@ def glm_problem(loss, n=200, p=5, seed=0):
     return Problem(Xt, y, loss, xn, xi, np.linalg.norm(Xt, axis=1))
 
 
+def replace_one_hockey_stick_delta(eps, zp, q):
+    """delta(eps) of q N(-1, z'^2) + (1-q) N(0, z'^2) vs q N(1, z'^2) + (1-q) N(0, z'^2), by quadrature."""
+    x = np.linspace(-1 - 12 * zp, 1 + 12 * zp, 200001)
+    p = q * norm.pdf(x, -1, zp) + (1 - q) * norm.pdf(x, 0, zp)
+    p2 = q * norm.pdf(x, 1, zp) + (1 - q) * norm.pdf(x, 0, zp)
+    return float(np.trapezoid(np.maximum(p - math.exp(eps) * p2, 0.0), x))
+
+
 def analytic_gaussian_delta(eps, z1):
     """delta(eps) of one Gaussian release with multiplier z1 (Balle & Wang 2018, Thm 8)."""
     return norm.cdf(1 / (2 * z1) - eps * z1) - math.exp(eps) * norm.cdf(-1 / (2 * z1) - eps * z1)
