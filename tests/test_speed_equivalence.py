@@ -15,7 +15,7 @@ from dp_sklearn import _gram
 from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._gram import GramGradient, gram_applies
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
-from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained, bounded_domain
+from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained, bounded_domain, l1_threshold, project_l1_ball
 from dp_sklearn.solvers._base import PublicProblem
 from dp_sklearn.solvers._common import clipped_sum_source
 from dp_sklearn.solvers._frank_wolfe import gumbel_argmax, plan_frank_wolfe, run_frank_wolfe
@@ -203,3 +203,32 @@ def test_gumbel_argmax_has_the_softmax_law():
     # negative control: the law of argmax(logits / 2 + G) is detected as different
     counts_half = np.bincount([gumbel_argmax(logits / 2, rng) for _ in range(m)], minlength=logits.size)
     assert float(np.sum((counts_half - m * p) ** 2 / (m * p))) > 100
+
+
+def _duchi_projection(v, radius):
+    """The sort-based l1-ball projection before the speed work (Duchi et al. 2008, Fig. 1)."""
+    a = np.abs(v)
+    if a.sum() <= radius:
+        return v.copy()
+    u = np.sort(a)[::-1]
+    css = np.cumsum(u)
+    rho = np.nonzero(u * np.arange(1, u.size + 1) > css - radius)[0][-1]
+    return np.sign(v) * np.maximum(a - (css[rho] - radius) / (rho + 1.0), 0.0)
+
+
+def test_l1_projection_matches_the_sort_based_one():
+    rng = np.random.default_rng(0)
+    for trial in range(500):
+        d = int(rng.integers(1, 300))
+        v = rng.standard_normal(d) * rng.exponential()
+        if trial % 3 == 0:
+            v[rng.random(d) < 0.5] = 0.0  # ties at zero
+        if trial % 5 == 0:
+            v = np.round(v, 1)  # ties among the entries
+        r = float(rng.exponential())
+        np.testing.assert_allclose(project_l1_ball(v, r), _duchi_projection(v, r), rtol=0, atol=1e-12)
+    v = rng.standard_normal(5000)
+    a = np.abs(v)
+    # the sort-based finish after max_rounds gives the same threshold
+    assert l1_threshold(a, 3.0, max_rounds=0) == pytest.approx(l1_threshold(a, 3.0), rel=1e-12)
+    assert np.maximum(a - l1_threshold(a, 3.0), 0.0).sum() == pytest.approx(3.0, rel=1e-12)
