@@ -21,7 +21,7 @@ from dp_sklearn.solvers import _noisy_gd
 from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd
 
 
-from solver_helpers import DELTA, EPS, replace_one_hockey_stick_delta, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
+from solver_helpers import DELTA, EPS, check_sampled_result, replace_one_hockey_stick_delta, sampled_problem, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
 
 
 def test_noisy_gd_calibration():
@@ -113,17 +113,11 @@ def test_minibatch_calibration_is_tight_and_amplified(q, T):
 
 
 def test_minibatch_solver_event_noise_and_info():
-    rng = np.random.default_rng(0)
-    X, y = rng.standard_normal((200, 5)), rng.uniform(-1, 1, 200)
-    prob = make_problem(X, y, data_norm=3 * math.sqrt(5))
+    prob = sampled_problem()
     res = noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=20,
                    batch_size=20, l2_reg=1e-3)
     q = 20 / 200
-    zp = poisson_noise_multiplier(EPS, DELTA, 20, q)
-    assert res.event == dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), 20)
-    assert res.info["sigma"] == pytest.approx(zp * res.info["clip_norm"])
-    assert res.info["neighboring_relation"] == "REPLACE_ONE" and res.info["sampling_rate"] == q
-    assert res.noise_scale == pytest.approx(zp / 2)
+    check_sampled_result(res, q, 20)
     paper = noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=20,
                      batch_size=20, accounting="paper", l2_reg=1e-3)
     assert paper.noise_scale >= res.noise_scale

@@ -2,13 +2,10 @@
 dp_sklearn.solvers._common.gradient_steps_plan): calibration against the replace-one closed form,
 the large-n default plan from public values, audits with negative controls."""
 
-import math
-
 import numpy as np
 import pytest
 from dp_accounting import dp_event
 
-from dp_sklearn._accounting import poisson_noise_multiplier
 from dp_sklearn._losses import SquaredLoss
 from dp_sklearn._sets import L1Ball, L2Ball
 from dp_sklearn.solvers._base import PublicProblem
@@ -17,8 +14,8 @@ from dp_sklearn.solvers._common import MIN_BATCH, default_sampling_rate
 from dp_sklearn.solvers._frank_wolfe_gaussian import frank_wolfe_gaussian, plan_frank_wolfe_gaussian
 from dp_sklearn.solvers._mirror_descent import mirror_descent, plan_mirror_descent
 
-from solver_helpers import (DELTA, EPS, make_problem, replace_one_hockey_stick_delta, solver_audit,
-                            solver_mechanism)
+from solver_helpers import (DELTA, EPS, check_sampled_result, replace_one_hockey_stick_delta, sampled_problem,
+                            solver_audit, solver_mechanism)
 
 SOLVERS = [(mirror_descent, L1Ball(2.0)), (mirror_descent, L2Ball(2.0)), (frank_wolfe_gaussian, L2Ball(2.0))]
 PLANS = [(plan_mirror_descent, L1Ball(1.0)), (plan_frank_wolfe_gaussian, L2Ball(1.0))]
@@ -26,16 +23,10 @@ PLANS = [(plan_mirror_descent, L1Ball(1.0)), (plan_frank_wolfe_gaussian, L2Ball(
 
 @pytest.mark.parametrize("solver, constraint", SOLVERS)
 def test_sampled_event_noise_and_closed_form(solver, constraint):
-    rng = np.random.default_rng(0)
-    X, y = rng.standard_normal((200, 5)), rng.uniform(-1, 1, 200)
-    prob = make_problem(X, y, data_norm=3 * math.sqrt(5))
+    prob = sampled_problem()
     res = solver(prob, constraint, epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=1, batch_size=40)
     q = 40 / 200
-    zp = poisson_noise_multiplier(EPS, DELTA, 1, q)
-    assert res.event == dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), 1)
-    assert res.info["sigma"] == pytest.approx(zp * res.info["clip_norm"])
-    assert res.info["neighboring_relation"] == "REPLACE_ONE" and res.info["sampling_rate"] == q
-    assert res.noise_scale == pytest.approx(zp / 2)
+    zp = check_sampled_result(res, q, 1)
     # one sampled step meets (EPS, DELTA) exactly for the replace-one mixture pair (quadrature)
     assert replace_one_hockey_stick_delta(EPS, zp, q) == pytest.approx(DELTA, rel=0.02)
     with pytest.raises(ValueError, match="full-batch calibration"):
