@@ -55,7 +55,11 @@ def compare(ds, seeds, solver="noisy_gd"):
             scores.append(_evaluate(est, ds)[key])
             T = est.n_iter_
         out[label] = (float(np.mean(scores)), float(np.median(times)), T)
-    q = default_sampling_rate(n, out["default"][2], 1.0, 1e-5)
+    from dp_sklearn.solvers import _common, _frank_wolfe_gaussian, _mirror_descent
+
+    max_rate = {"mirror_descent": _mirror_descent.MAX_SAMPLED_RATE,
+                "frank_wolfe_gaussian": _frank_wolfe_gaussian.MAX_SAMPLED_RATE}.get(solver, _common.MAX_SAMPLED_RATE)
+    q = default_sampling_rate(n, out["default"][2], 1.0, 1e-5, max_rate)
     return [ds.name, solver, n, title, f"{out['default'][0]:.4f}", f"{out['full batch'][0]:.4f}",
             f"{out['default'][0] - out['full batch'][0]:+.4f}", out["default"][2], f"{q:.4g}",
             f"{out['default'][1]:.2f}", f"{out['full batch'][1]:.2f}"]
