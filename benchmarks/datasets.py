@@ -36,6 +36,14 @@ def default_data_dir():
     return (REPO_ROOT / ".." / "shared" / "data").resolve()
 
 
+def display_path(path):
+    """``path`` relative to the repository root when possible (committed results name no absolute paths)."""
+    try:
+        return os.path.relpath(Path(path).resolve(), REPO_ROOT)
+    except ValueError:
+        return str(path)
+
+
 class DatasetMissing(Exception):
     """A data file is absent: the caller skips the dataset with a printed note."""
 

@@ -413,10 +413,10 @@ def run_paper_tables(ctx):
     for title, task, loader, paper, s, key in specs:
         loaded, err = safe_call(loader, ctx.data_dir)
         ours = {m: ["not available"] * len(eps_list) for m in METHODS}
-        lines = [f"- data dir searched: `{ctx.data_dir}`"]
+        lines = [f"- data dir searched: `{D.display_path(ctx.data_dir)}`"]
         if err:
             ctx.note(f"paper_tables: {key} not available ({err}); printing the paper's numbers only")
-            lines.append(f"- **our numbers: not available** ({err}); see /work/shared/data/README.md")
+            lines.append(f"- **our numbers: not available** ({err}); see the data dir's README.md")
         else:
             Xtr, ytr, Xte, yte, note = loaded
             lines.append(f"- loaded: n_train = {Xtr.shape[0]}, n_test = {Xte.shape[0]}, p = {Xtr.shape[1]}; {note}")
