@@ -38,6 +38,14 @@ def default_data_dir():
     return (REPO_ROOT / ".." / "shared" / "data").resolve()
 
 
+def display_path(path):
+    """``path`` relative to the repository root when possible (committed results name no absolute paths)."""
+    try:
+        return os.path.relpath(Path(path).resolve(), REPO_ROOT)
+    except ValueError:
+        return str(path)
+
+
 class DatasetMissing(Exception):
     """A data file is absent: the caller skips the dataset with a printed note."""
 
@@ -152,10 +160,12 @@ def load_adult(data_dir):
     Xtr, ytr = _svmlight(d / "adult.trn.bz2", n_features=123)
     Xte, yte = _svmlight(d / "adult.tst.bz2", n_features=123)
     return Dataset(
-        "adult (a9a)", "binary", Xtr.toarray(), _binary01(ytr), Xte.toarray(), _binary01(yte),
+        "adult (a9a)", "binary", Xtr, _binary01(ytr), Xte, _binary01(yte),
         data_norm=float(np.sqrt(14)),
         data_norm_note="public schema: 14 categorical attributes one-hot encoded, so at most 14 ones per row",
-        preprocessing="none (binary one-hot features as distributed)",
+        preprocessing="none (binary one-hot features as distributed; kept sparse CSR, 14 of 123 entries "
+                      "nonzero per row: the same fits as dense input up to floating-point rounding, "
+                      "about 4x faster)",
         split_note="official a9a train / a9a.t test", source="LIBSVM a9a via tick-datasets",
     )
 

@@ -41,9 +41,10 @@ def _short(label):
 
 def write_headline(ctx, timings, total):
     mode = "quick" if ctx.quick else "full"
+    from .datasets import display_path
+
     out = ["# dp_sklearn benchmark headline", "",
-           f"Updated {datetime.date.today().isoformat()} ({mode} mode); details in `benchmarks/"
-           f"{ctx.results_dir.relative_to(ctx.results_dir.parents[1]) if len(ctx.results_dir.parents) > 1 else ctx.results_dir}/` "
+           f"Updated {datetime.date.today().isoformat()} ({mode} mode); details in `{display_path(ctx.results_dir)}/` "
            "(utility.md, wang_gu.md, paper_tables.md, ttz_rate.md, speed.md, accounting.md); the command that "
            f"produced each section is listed at the end. {WARNINGS_NOTE}", ""]
     util = _load(ctx, "utility")

@@ -1,13 +1,15 @@
-"""Utility check of the large-n default of ``noisy_gd`` (issue 11): Poisson-sampled steps vs full batches.
+"""Utility check of the large-n default plans (issue 11): Poisson-sampled steps vs full batches.
 
-From n = 20,000 on, ``batch_size=None`` plans Poisson-sampled steps at the rate of
-:func:`dp_sklearn.solvers._noisy_gd.default_sampling_rate` (public n, T, epsilon,
-delta); ``batch_size=n_samples`` forces the former full-batch plan. This script fits
-both on the full (not subsampled) real datasets large enough to switch, and on dense
-synthetic data, at epsilon = 1, delta = 1e-5, and prints the test metric (mean over
-seeds) and the fit time of each::
+From n = 40,000 on, ``batch_size=None`` plans Poisson-sampled steps for ``noisy_gd``,
+``mirror_descent`` and ``frank_wolfe_gaussian`` at the rate of
+``dp_sklearn.solvers._common.default_sampling_rate`` (public n, T, epsilon, delta);
+``batch_size="full"`` forces the former full-batch plan. This script fits both on the
+full (not subsampled) real datasets large enough to switch, and on dense synthetic
+data, at epsilon = 1, delta = 1e-5, and prints the test metric (mean over seeds) and
+the fit time of each::
 
     python -m benchmarks.large_n_default [--data-dir DIR] [--seeds 3] [--synthetic 1e6]
+        [--solvers noisy_gd,mirror_descent,frank_wolfe_gaussian]
 """
 
 from __future__ import annotations
@@ -34,27 +36,31 @@ def _make(task, ds, **kw):
     return DPLogisticRegression(**common)
 
 
-def compare(ds, seeds):
-    """(metric name, default mean, full-batch mean, default s, full-batch s, default T, q)."""
-    from dp_sklearn.solvers._noisy_gd import default_sampling_rate
+def compare(ds, seeds, solver="noisy_gd"):
+    """(data, solver, n, metric, default mean, full-batch mean, diff, T, q, default s, full-batch s)."""
+    from dp_sklearn.solvers._common import default_sampling_rate
 
     title, key = _metric_names(ds)
     n = ds.X_train.shape[0]
     out = {}
-    for label, extra in (("default", {}), ("full batch", {"batch_size": n})):
+    for label, extra in (("default", {}), ("full batch", {"batch_size": "full"})):
         scores, times, T = [], [], None
         for seed in range(seeds):
             with warnings.catch_warnings():
                 setup_warnings()
-                est = _make(ds.task, ds, random_state=seed, **extra)
+                est = _make(ds.task, ds, random_state=seed, solver=solver, **extra)
                 t0 = time.perf_counter()
                 est.fit(ds.X_train, ds.y_train)
                 times.append(time.perf_counter() - t0)
             scores.append(_evaluate(est, ds)[key])
             T = est.n_iter_
         out[label] = (float(np.mean(scores)), float(np.median(times)), T)
-    q = default_sampling_rate(n, out["default"][2], 1.0, 1e-5)
-    return [ds.name, n, title, f"{out['default'][0]:.4f}", f"{out['full batch'][0]:.4f}",
+    from dp_sklearn.solvers import _common, _frank_wolfe_gaussian, _mirror_descent
+
+    max_rate = {"mirror_descent": _mirror_descent.MAX_SAMPLED_RATE,
+                "frank_wolfe_gaussian": _frank_wolfe_gaussian.MAX_SAMPLED_RATE}.get(solver, _common.MAX_SAMPLED_RATE)
+    q = default_sampling_rate(n, out["default"][2], 1.0, 1e-5, max_rate)
+    return [ds.name, solver, n, title, f"{out['default'][0]:.4f}", f"{out['full batch'][0]:.4f}",
             f"{out['default'][0] - out['full batch'][0]:+.4f}", out["default"][2], f"{q:.4g}",
             f"{out['default'][1]:.2f}", f"{out['full batch'][1]:.2f}"]
 
@@ -75,21 +81,27 @@ def main(argv=None):
     ap.add_argument("--data-dir", default="../shared/data")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--synthetic", type=float, default=0)
+    ap.add_argument("--solvers", default="noisy_gd")
+    ap.add_argument("--datasets", default=",".join(DATASETS))
     args = ap.parse_args(argv)
+    solvers = args.solvers.split(",")
     rows = []
     with threadpool_limits(1):
-        for name in DATASETS:
+        for name in args.datasets.split(","):
             try:
                 ds = D.load(name, args.data_dir)
             except Exception as exc:  # noqa: BLE001
                 print(f"{name}: skipped ({exc})")
                 continue
-            rows.append(compare(ds, args.seeds))
-            print(rows[-1], flush=True)
+            for solver in solvers:
+                rows.append(compare(ds, args.seeds, solver))
+                print(rows[-1], flush=True)
         if args.synthetic:
-            rows.append(compare(_synthetic(int(args.synthetic)), args.seeds))
-            print(rows[-1], flush=True)
-    print(md_table(["data", "n_train", "metric", "default", "full batch", "diff", "T", "q (default)",
+            syn = _synthetic(int(args.synthetic))
+            for solver in solvers:
+                rows.append(compare(syn, args.seeds, solver))
+                print(rows[-1], flush=True)
+    print(md_table(["data", "solver", "n_train", "metric", "default", "full batch", "diff", "T", "q (default)",
                     "default s", "full batch s"], rows))
 
 

@@ -28,7 +28,7 @@ from .common import (discover_combos, fmt, header_block, md_table, safe_call, se
 P_DENSE = 50
 N_FULL = [1000, 10000, 100000, 300000]
 N_QUICK = [1000, 10000, 100000]
-SLOW_CUT = 20.0  # seconds: a single fit slower than this is not repeated (3 s in quick mode)
+SLOW_CUT = 2.0  # seconds: a single fit slower than this is not repeated (1 s in quick mode)
 QUICK_SLOW_CUT = 1.0  # quick mode: a fit slower than this is run once
 QUICK_MAX_FIT = 12.0  # quick mode: skip a configuration whose predicted fit time exceeds this
 ITER_T = (5, 25)

@@ -15,10 +15,10 @@ from dp_sklearn import _gram
 from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._gram import GramGradient, gram_applies
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
-from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained, bounded_domain
+from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained, bounded_domain, l1_threshold, project_l1_ball
 from dp_sklearn.solvers._base import PublicProblem
 from dp_sklearn.solvers._common import clipped_sum_source
-from dp_sklearn.solvers._frank_wolfe import plan_frank_wolfe, run_frank_wolfe
+from dp_sklearn.solvers._frank_wolfe import gumbel_argmax, plan_frank_wolfe, run_frank_wolfe
 from dp_sklearn.solvers._frank_wolfe_gaussian import plan_frank_wolfe_gaussian, run_frank_wolfe_gaussian
 from dp_sklearn.solvers._mirror_descent import plan_mirror_descent, run_mirror_descent
 from dp_sklearn.solvers._noisy_gd import plan_noisy_gd, run_noisy_gd
@@ -157,11 +157,13 @@ def _old_mirror_descent(prob, plan, rng):
 
 
 def _old_frank_wolfe(prob, plan, rng):
+    """The loop before the speed work (two products with X per step), with the Gumbel noise drawn as
+    -log(standard exponential): the law of ``rng.gumbel``, the stream of ``gumbel_argmax``."""
     R, eps0, sens, dim = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], prob.dim
     theta = np.zeros(dim)
     for t in range(plan.n_iter):
         g = prob.loss.gradient(prob.X, prob.y, theta)
-        noisy = eps0 * np.concatenate([-R * g, R * g]) / (2.0 * sens) + rng.gumbel(size=2 * dim)
+        noisy = eps0 * np.concatenate([-R * g, R * g]) / (2.0 * sens) - np.log(rng.standard_exponential(2 * dim))
         k = int(np.argmax(noisy))
         s = np.zeros(dim)
         s[k % dim] = R if k < dim else -R
@@ -179,3 +181,54 @@ def test_new_loops_match_old_loops(loss):
     fw = plan_frank_wolfe(pub, L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=30)
     np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(4)),
                                _old_frank_wolfe(prob, fw, np.random.default_rng(4)), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), MultinomialLoss(3)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse):
+    prob = _problem(loss, sparse=sparse)
+    fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
+    np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
+                               _old_frank_wolfe(prob, fw, np.random.default_rng(5)), rtol=0, atol=1e-10)
+
+
+def test_gumbel_argmax_has_the_softmax_law():
+    logits = np.array([0.0, 1.0, -1.0, 2.0, 0.5])
+    p = np.exp(logits - logsumexp(logits))
+    rng = np.random.default_rng(0)
+    m = 40_000
+    counts = np.bincount([gumbel_argmax(logits, rng) for _ in range(m)], minlength=logits.size)
+    chi2 = float(np.sum((counts - m * p) ** 2 / (m * p)))
+    assert chi2 < 18.5  # chi-square with 4 degrees of freedom: P(> 18.5) < 1e-3
+    # negative control: the law of argmax(logits / 2 + G) is detected as different
+    counts_half = np.bincount([gumbel_argmax(logits / 2, rng) for _ in range(m)], minlength=logits.size)
+    assert float(np.sum((counts_half - m * p) ** 2 / (m * p))) > 100
+
+
+def _duchi_projection(v, radius):
+    """The sort-based l1-ball projection before the speed work (Duchi et al. 2008, Fig. 1)."""
+    a = np.abs(v)
+    if a.sum() <= radius:
+        return v.copy()
+    u = np.sort(a)[::-1]
+    css = np.cumsum(u)
+    rho = np.nonzero(u * np.arange(1, u.size + 1) > css - radius)[0][-1]
+    return np.sign(v) * np.maximum(a - (css[rho] - radius) / (rho + 1.0), 0.0)
+
+
+def test_l1_projection_matches_the_sort_based_one():
+    rng = np.random.default_rng(0)
+    for trial in range(500):
+        d = int(rng.integers(1, 300))
+        v = rng.standard_normal(d) * rng.exponential()
+        if trial % 3 == 0:
+            v[rng.random(d) < 0.5] = 0.0  # ties at zero
+        if trial % 5 == 0:
+            v = np.round(v, 1)  # ties among the entries
+        r = float(rng.exponential())
+        np.testing.assert_allclose(project_l1_ball(v, r), _duchi_projection(v, r), rtol=0, atol=1e-12)
+    v = rng.standard_normal(5000)
+    a = np.abs(v)
+    # the sort-based finish after max_rounds gives the same threshold
+    assert l1_threshold(a, 3.0, max_rounds=0) == pytest.approx(l1_threshold(a, 3.0), rel=1e-12)
+    assert np.maximum(a - l1_threshold(a, 3.0), 0.0).sum() == pytest.approx(3.0, rel=1e-12)

@@ -201,11 +201,14 @@ class DPLogisticRegression(_DPClassifierBase):
     accounting : {"tight", "paper"}, default="tight"
         Calibrate with the accountant or with the paper's formula.
     batch_size : int or "full", default=None
-        For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
-        expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
-        where the default plan uses Poisson samples at a rate chosen from public values
-        (``dp_sklearn.solvers._noisy_gd.default_sampling_rate``); ``"full"`` (or
-        ``n_samples``) forces full batches at any n.
+        For solvers that take it (``"noisy_gd"``, ``"mirror_descent"``,
+        ``"frank_wolfe_gaussian"``): Poisson-sampled mini-batches of this expected size.
+        ``None``: full batches, except at large n (n_samples >= 40,000 for noisy_gd, 100,000
+        for the others; ``accounting="tight"``) where the default plan uses Poisson samples
+        at a rate chosen from public values
+        (``dp_sklearn.solvers._common.default_sampling_rate``); ``"full"`` (or
+        ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
+        batches: noisy_gd only (the other papers calibrate full batches).
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.

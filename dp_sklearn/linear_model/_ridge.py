@@ -79,12 +79,15 @@ class DPRidge(_DPRegressorBase):
     accounting : {"tight", "paper"}, default="tight"
         Calibrate iterative solvers with the accountant or with the paper's formula.
     batch_size : int or "full", default=None
-        For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
-        expected size, accounted under replace-one neighbours with the PLD accountant.
-        ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
-        where the default plan uses Poisson samples at a rate chosen from public values
-        (``dp_sklearn.solvers._noisy_gd.default_sampling_rate``); ``"full"`` (or
-        ``n_samples``) forces full batches at any n.
+        For solvers that take it (``"noisy_gd"``, ``"mirror_descent"``,
+        ``"frank_wolfe_gaussian"``): Poisson-sampled mini-batches of this expected size,
+        accounted under replace-one neighbours with the PLD accountant. ``None``: full
+        batches, except at large n (n_samples >= 40,000 for noisy_gd, 100,000 for the
+        others; ``accounting="tight"``) where the default plan uses Poisson samples at a
+        rate chosen from public values
+        (``dp_sklearn.solvers._common.default_sampling_rate``); ``"full"`` (or
+        ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
+        batches: noisy_gd only (the other papers calibrate full batches).
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to; it survives ``clone`` and joblib
         processes. A fit whose planned event would exceed the ledger's cap raises
@@ -235,11 +238,13 @@ class DPLasso(_DPRegressorBase):
     accounting : {"tight", "paper"}, default="tight"
         Calibrate with the accountant or with the paper's formula.
     batch_size : int or "full", default=None
-        For solvers that take it (``"noisy_gd"``): Poisson-sampled mini-batches of this
-        expected size. ``None``: full batches, except at large n (n_samples >= 40,000, ``accounting="tight"``)
+        For solvers that take it (``"noisy_gd"``, ``"mirror_descent"``): Poisson-sampled
+        mini-batches of this expected size. ``None``: full batches, except at large n
+        (n_samples >= 40,000 for noisy_gd, 100,000 for the others; ``accounting="tight"``)
         where the default plan uses Poisson samples at a rate chosen from public values
-        (``dp_sklearn.solvers._noisy_gd.default_sampling_rate``); ``"full"`` (or
-        ``n_samples``) forces full batches at any n.
+        (``dp_sklearn.solvers._common.default_sampling_rate``); ``"full"`` (or
+        ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
+        batches: noisy_gd only (the other papers calibrate full batches).
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None

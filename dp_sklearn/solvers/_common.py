@@ -4,6 +4,8 @@
 * :func:`gaussian_steps_plan` -- the calibration of T adaptive Gaussian releases
   (tight: exact Gaussian composition; paper: the paper's multiplier, never below the
   tight one), with its ``dp_accounting`` event;
+* :func:`gradient_steps_plan` -- the same for full or Poisson-sampled batches, with the
+  data-independent large-n sampling rate :func:`default_sampling_rate`;
 * :func:`clipped_sum_source` -- the Gram matrix of the squared loss when no record
   can be clipped (one pass, then O(dim^2) per step), built once per fit;
 * :func:`noisy_clipped_gradient` -- one noisy clipped-gradient step (full batch or a
@@ -13,15 +15,19 @@
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 from dp_accounting import dp_event
 
-from .._accounting import composed_gaussian_noise_multiplier
+from .._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
 from .._gram import GramGradient, gram_applies
 from ._base import SOLVERS
 
 __all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
-           "clipped_sum_source", "check_gaussian_delta"]
+           "clipped_sum_source", "check_gaussian_delta", "default_sampling_rate", "sampling_rate",
+           "gradient_steps_plan", "SAMPLED_MULTIPLIER", "MIN_BATCH", "MAX_SAMPLED_RATE"]
 
 #: default clip norm as a fraction of the public row bound x_norm
 CLIP_FRACTION = 0.5
@@ -72,6 +78,92 @@ def gaussian_steps_plan(epsilon, delta, T, accounting="tight", paper_multiplier=
     if accounting == "paper" and paper_multiplier is not None:
         z = max(paper_multiplier(), z)
     return z, dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), int(T)), float(epsilon)
+
+
+#: Poisson-sampled default at large n: target multiplier per sampled step (amplification
+#: by sampling within 1% of lossless above it) and the smallest expected batch
+SAMPLED_MULTIPLIER, MIN_BATCH = 2.5, 10_000
+#: above this rate a sampled step (gather, then product) saves too little over a full pass
+MAX_SAMPLED_RATE = 0.25
+
+
+def default_sampling_rate(n, T, epsilon, delta, max_rate=MAX_SAMPLED_RATE):
+    """Data-independent Poisson sampling rate q of the default (``batch_size=None``) plan.
+
+    ``q = max(SAMPLED_MULTIPLIER / (2 z_full), MIN_BATCH / n)``, or 1 (full batches) when
+    that exceeds ``max_rate`` (default ``MAX_SAMPLED_RATE``), with
+    ``z_full = sqrt(T) z(epsilon, delta)`` the full-batch multiplier. Argument: the noise of a full-batch step
+    on the mean gradient has standard deviation ``z_full 2C / n``; a Poisson-sampled step at
+    rate q needs the multiplier z'(q) of ``poisson_noise_multiplier``, and its noise on the
+    mean gradient, ``z' C / (q n)``, equals the full-batch one when ``z' = 2 q z_full``
+    (lossless amplification), which the PLD accountant gives to within 1% for ``z' >= 2.5``
+    (``benchmarks/results/speed_issue11.md``). The sampling adds gradient noise of variance
+    at most ``C^2 / (q n)``; over the suffix average it costs at most ``eta C^2 / (3 q n)``
+    in excess risk (the flat-direction argument of noisy GD's ``default_n_iter``), which
+    ``q n >= MIN_BATCH`` keeps below 1e-4 in normalized loss units. Sampling starts at n =
+    MIN_BATCH / max_rate (40,000 by default); the same T steps then touch about ``T q``
+    passes of the data instead of T (10 passes at n = 10^6, T = 1000). Only public values
+    enter. Used by the default plans of ``noisy_gd``, ``mirror_descent`` and
+    ``frank_wolfe_gaussian``.
+    """
+    if not (0 < delta < 1) or not math.isfinite(epsilon):
+        return 1.0
+    z_full = math.sqrt(T) * gaussian_noise_multiplier(epsilon, delta)
+    q = max(SAMPLED_MULTIPLIER / (2.0 * z_full), MIN_BATCH / n)
+    return 1.0 if q > max_rate else float(q)
+
+
+def sampling_rate(n, batch_size):
+    """Poisson sampling rate of a user ``batch_size`` (``None`` and ``"full"``: 1, full batches)."""
+    if batch_size is None or (isinstance(batch_size, str) and batch_size == "full"):
+        return 1.0
+    if not (isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool) and 1 <= batch_size <= n):
+        raise ValueError(f"batch_size must be None, 'full' or an int in [1, n_samples={n}], got {batch_size!r}.")
+    return batch_size / n
+
+def gradient_steps_plan(n, epsilon, delta, T, clip_norm, accounting="tight", batch_size=None,
+                        paper_multiplier=None, sampled_paper_multiplier=None, max_rate=MAX_SAMPLED_RATE):
+    """Sampling rate, noise and event of T releases of a clipped gradient sum (full or Poisson-sampled).
+
+    The rate q is ``batch_size / n`` for an int ``batch_size``; with ``batch_size=None``
+    and ``accounting="tight"`` it is :func:`default_sampling_rate` (public n, T, epsilon,
+    delta, ``max_rate``), and 1 otherwise. Full batches (q = 1): :func:`gaussian_steps_plan`, any
+    neighbouring relation, ``sigma = z 2C``. Poisson-sampled steps (q < 1): each record
+    enters a step independently with probability q; the multiplier z' per unit of C is
+    ``poisson_noise_multiplier(epsilon, delta, T, q)`` (PLD accountant, replace-one: a
+    replaced record is sampled or not together with its replacement), ``sigma = z' C``,
+    event ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(z')), T)``,
+    valid only for an accountant built with ``NeighboringRelation.REPLACE_ONE``.
+    ``accounting="paper"`` with q < 1 takes ``max(sampled_paper_multiplier(q), z')``
+    and raises ``ValueError`` when the mechanism has no sampled paper calibration.
+
+    Returns
+    -------
+    q : float
+        Sampling rate (1: full batches).
+    z : float
+        Multiplier relative to the replace-one sensitivity 2C of a step.
+    sigma : float
+        Standard deviation of the noise added to the clipped gradient sum.
+    event : dp_accounting.DpEvent
+        The event of the T steps.
+    relation : str
+        The neighbouring relation under which ``event`` holds.
+    """
+    q = sampling_rate(n, batch_size)
+    if batch_size is None and accounting == "tight":
+        q = default_sampling_rate(n, T, float(epsilon), float(delta), max_rate)
+    if q == 1.0 or epsilon == np.inf:
+        z, event, _ = gaussian_steps_plan(epsilon, delta, T, accounting, paper_multiplier)
+        return q, z, z * 2.0 * clip_norm, event, "any (multiplier relative to the replace-one sensitivity 2C)"
+    if accounting == "paper" and sampled_paper_multiplier is None:
+        raise ValueError("accounting='paper' is a full-batch calibration for this solver: use batch_size=None "
+                         "or 'full'.")
+    zp = poisson_noise_multiplier(float(epsilon), float(delta), T, float(q))
+    if accounting == "paper":
+        zp = max(sampled_paper_multiplier(q), zp)
+    event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T)
+    return q, 0.5 * zp, zp * clip_norm, event, "REPLACE_ONE"
 
 
 def clipped_sum_source(problem, constraint, clip_norm, sampling_rate=1.0):

@@ -10,17 +10,15 @@ bounds only (see ``docs/privacy.md``).
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
-from dp_accounting import dp_event
 
 from .._accounting import gaussian_noise_multiplier, poisson_noise_multiplier
 from .._progress import steps
 from .._sets import bounded_domain
 from ._base import Plan, register
-from ._common import (CLIP_FRACTION, clipped_sum_source, default_clip_norm, gaussian_steps_plan,
-                      noisy_clipped_gradient)
+from ._common import (CLIP_FRACTION, MAX_SAMPLED_RATE, MIN_BATCH, SAMPLED_MULTIPLIER, clipped_sum_source,
+                      default_clip_norm, default_sampling_rate, gradient_steps_plan, noisy_clipped_gradient)
 
 __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
            "default_clip_norm", "CLIP_FRACTION"]
@@ -127,46 +125,6 @@ def paper_noise_multiplier(epsilon, delta, T, n, sampling_rate=1.0):
     return sampling_rate * math.sqrt(8.0 * T * math.log(n / delta) * math.log(1.0 / delta)) / epsilon
 
 
-#: Poisson-sampled default at large n: target multiplier per sampled step (amplification
-#: by sampling within 1% of lossless above it) and the smallest expected batch
-SAMPLED_MULTIPLIER, MIN_BATCH = 2.5, 10_000
-#: above this rate a sampled step (gather, then product) saves too little over a full pass
-MAX_SAMPLED_RATE = 0.25
-
-
-def default_sampling_rate(n, T, epsilon, delta):
-    """Data-independent Poisson sampling rate q of the default (``batch_size=None``) plan.
-
-    ``q = max(SAMPLED_MULTIPLIER / (2 z_full), MIN_BATCH / n)``, or 1 (full batches)
-    when that exceeds ``MAX_SAMPLED_RATE``, with ``z_full = sqrt(T) z(epsilon, delta)``
-    the full-batch multiplier. Argument: the noise of a full-batch step on the mean
-    gradient has standard deviation ``z_full 2C / n``; a Poisson-sampled step at rate q needs the
-    multiplier z'(q) of :func:`poisson_noise_multiplier`, and its noise on the mean
-    gradient, ``z' C / (q n)``, equals the full-batch one when ``z' = 2 q z_full``
-    (lossless amplification), which the PLD accountant gives to within 1% for
-    ``z' >= 2.5`` (``benchmarks/results/speed_issue11.md``). The sampling adds gradient
-    noise of variance at most ``C^2 / (q n)``; over the suffix average it costs at most
-    ``eta C^2 / (3 q n)`` in excess risk (the flat-direction argument of
-    :func:`default_n_iter`), which ``q n >= MIN_BATCH`` keeps below 1e-4 in normalized
-    loss units. Sampling starts at n = 4 MIN_BATCH = 40,000; the same T
-    steps then touch about ``T q`` passes of the data instead of T (10 passes at
-    n = 10^6, T = 1000). Only public values enter.
-    """
-    if not (0 < delta < 1) or not math.isfinite(epsilon):
-        return 1.0
-    z_full = math.sqrt(T) * gaussian_noise_multiplier(epsilon, delta)
-    q = max(SAMPLED_MULTIPLIER / (2.0 * z_full), MIN_BATCH / n)
-    return 1.0 if q > MAX_SAMPLED_RATE else float(q)
-
-
-def _sampling_rate(n, batch_size):
-    if batch_size is None or (isinstance(batch_size, str) and batch_size == "full"):
-        return 1.0
-    if not (isinstance(batch_size, numbers.Integral) and not isinstance(batch_size, bool) and 1 <= batch_size <= n):
-        raise ValueError(f"batch_size must be None, 'full' or an int in [1, n_samples={n}], got {batch_size!r}.")
-    return batch_size / n
-
-
 def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0.0, clip_norm=None,
                   accounting="tight", batch_size=None):
     """Calibration of :func:`noisy_gd` from public values only (see its Notes)."""
@@ -180,22 +138,10 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
     T = int(max_iter) if max_iter is not None else default_n_iter(
         n, epsilon, delta, radius=prior_radius(public, constraint, l2_reg), step_size=eta, clip_norm=C,
         curvature_share=curvature_share(public.loss))
-    q = _sampling_rate(n, batch_size)
-    if batch_size is None and accounting == "tight":
-        q = default_sampling_rate(n, T, float(epsilon), float(delta))
-    if q == 1.0:
-        z, event, _ = gaussian_steps_plan(epsilon, delta, T, accounting,
-                                          lambda: paper_noise_multiplier(epsilon, delta, T, n))
-        sigma = z * 2.0 * C
-        relation = "any (multiplier relative to the replace-one sensitivity 2C)"
-    else:
-        zp = poisson_noise_multiplier(float(epsilon), float(delta), T, float(q))
-        if accounting == "paper":
-            zp = max(2.0 * paper_noise_multiplier(epsilon, delta, T, n, q), zp)
-        z = 0.5 * zp  # relative to the sensitivity 2C of a sampled step
-        sigma = zp * C
-        event = dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T)
-        relation = "REPLACE_ONE"
+    q, z, sigma, event, relation = gradient_steps_plan(
+        n, epsilon, delta, T, C, accounting, batch_size,
+        lambda: paper_noise_multiplier(epsilon, delta, T, n),
+        lambda rate: 2.0 * paper_noise_multiplier(epsilon, delta, T, n, rate))
     return Plan(event, float(epsilon), float(delta), T, z, constraint,
                 {"clip_norm": C, "step_size": eta, "sigma": sigma, "sampling_rate": q,
                  "neighboring_relation": relation, "l2_reg": l2_reg})

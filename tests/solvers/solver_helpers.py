@@ -34,6 +34,14 @@ def glm_problem(loss, n=200, p=5, seed=0):
     return Problem(Xt, y, loss, xn, xi, np.linalg.norm(Xt, axis=1))
 
 
+def replace_one_hockey_stick_delta(eps, zp, q):
+    """delta(eps) of q N(-1, z'^2) + (1-q) N(0, z'^2) vs q N(1, z'^2) + (1-q) N(0, z'^2), by quadrature."""
+    x = np.linspace(-1 - 12 * zp, 1 + 12 * zp, 200001)
+    p = q * norm.pdf(x, -1, zp) + (1 - q) * norm.pdf(x, 0, zp)
+    p2 = q * norm.pdf(x, 1, zp) + (1 - q) * norm.pdf(x, 0, zp)
+    return float(np.trapezoid(np.maximum(p - math.exp(eps) * p2, 0.0), x))
+
+
 def analytic_gaussian_delta(eps, z1):
     """delta(eps) of one Gaussian release with multiplier z1 (Balle & Wang 2018, Thm 8)."""
     return norm.cdf(1 / (2 * z1) - eps * z1) - math.exp(eps) * norm.cdf(-1 / (2 * z1) - eps * z1)
@@ -150,3 +158,24 @@ def paper_sigma(problem, solver, constraint, **kw):
     """The noise standard deviation of ``accounting="paper"`` at the paper-formula setting."""
     return run_solver(solver, problem, constraint, PAPER_EPS, PAPER_DELTA, PAPER_T, "paper", clip_norm=PAPER_C,
                       **kw).info["sigma"]
+
+
+def sampled_problem():
+    """The 200 x 5 Gaussian regression problem of the Poisson-sampled plan tests."""
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((200, 5)), rng.uniform(-1, 1, 200)
+    return make_problem(X, y, data_norm=3 * math.sqrt(5))
+
+
+def check_sampled_result(res, q, T):
+    """T Poisson-sampled steps at (EPS, DELTA): the event, sigma = z' C, replace-one, z = z' / 2."""
+    from dp_accounting import dp_event
+
+    from dp_sklearn._accounting import poisson_noise_multiplier
+
+    zp = poisson_noise_multiplier(EPS, DELTA, T, q)
+    assert res.event == dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), T)
+    assert math.isclose(res.info["sigma"], zp * res.info["clip_norm"], rel_tol=1e-6)
+    assert res.info["neighboring_relation"] == "REPLACE_ONE" and res.info["sampling_rate"] == q
+    assert math.isclose(res.noise_scale, zp / 2, rel_tol=1e-6)
+    return zp

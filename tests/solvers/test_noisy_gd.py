@@ -9,7 +9,6 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.privacy_accountant import NeighboringRelation
-from scipy.stats import norm
 
 from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
@@ -22,7 +21,7 @@ from dp_sklearn.solvers import _noisy_gd
 from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd
 
 
-from solver_helpers import DELTA, EPS, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
+from solver_helpers import DELTA, EPS, check_sampled_result, replace_one_hockey_stick_delta, sampled_problem, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
 
 
 def test_noisy_gd_calibration():
@@ -93,20 +92,12 @@ def test_sampling_rate_one_matches_full_batch(eps, delta, T):
     assert zp / 2 == pytest.approx(composed_gaussian_noise_multiplier(eps, delta, T), rel=2e-3)
 
 
-def _hockey_stick_delta(eps, zp, q):
-    """delta(eps) of q N(-1, z'^2) + (1-q) N(0, z'^2) vs q N(1, z'^2) + (1-q) N(0, z'^2), by quadrature."""
-    x = np.linspace(-1 - 12 * zp, 1 + 12 * zp, 200001)
-    p = q * norm.pdf(x, -1, zp) + (1 - q) * norm.pdf(x, 0, zp)
-    p2 = q * norm.pdf(x, 1, zp) + (1 - q) * norm.pdf(x, 0, zp)
-    return float(np.trapezoid(np.maximum(p - math.exp(eps) * p2, 0.0), x))
-
-
 @pytest.mark.parametrize("q", [0.2, 0.6])
 def test_single_step_calibration_matches_the_replace_one_closed_form(q):
     # One Poisson-sampled step: the replaced record is in the batch with probability q in
     # both datasets; worst case: its clipped gradients are +-C, i.e. +-1 in units of z'.
     zp = poisson_noise_multiplier(EPS, DELTA, 1, q)
-    assert _hockey_stick_delta(EPS, zp, q) == pytest.approx(DELTA, rel=0.02)
+    assert replace_one_hockey_stick_delta(EPS, zp, q) == pytest.approx(DELTA, rel=0.02)
 
 
 @pytest.mark.parametrize("q, T", [(0.02, 100), (0.5, 10)])
@@ -122,17 +113,11 @@ def test_minibatch_calibration_is_tight_and_amplified(q, T):
 
 
 def test_minibatch_solver_event_noise_and_info():
-    rng = np.random.default_rng(0)
-    X, y = rng.standard_normal((200, 5)), rng.uniform(-1, 1, 200)
-    prob = make_problem(X, y, data_norm=3 * math.sqrt(5))
+    prob = sampled_problem()
     res = noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=20,
                    batch_size=20, l2_reg=1e-3)
     q = 20 / 200
-    zp = poisson_noise_multiplier(EPS, DELTA, 20, q)
-    assert res.event == dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(zp)), 20)
-    assert res.info["sigma"] == pytest.approx(zp * res.info["clip_norm"])
-    assert res.info["neighboring_relation"] == "REPLACE_ONE" and res.info["sampling_rate"] == q
-    assert res.noise_scale == pytest.approx(zp / 2)
+    check_sampled_result(res, q, 20)
     paper = noisy_gd(prob, Unconstrained(), epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=20,
                      batch_size=20, accounting="paper", l2_reg=1e-3)
     assert paper.noise_scale >= res.noise_scale
@@ -171,7 +156,7 @@ def test_minibatch_audit_calibrated_passes():
 
 def test_minibatch_audit_catches_undernoised(monkeypatch):
     real = _noisy_gd.poisson_noise_multiplier
-    monkeypatch.setattr(_noisy_gd, "poisson_noise_multiplier", lambda e, d, T, q: real(e, d, T, q) / 8)
+    monkeypatch.setattr(common_mod, "poisson_noise_multiplier", lambda e, d, T, q: real(e, d, T, q) / 8)
     solver_audit(solver_mechanism(noisy_gd, L2Ball(10.0), max_iter=1, batch_size=5), private=False)
 
 
