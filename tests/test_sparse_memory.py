@@ -91,3 +91,25 @@ def test_peak_memory_on_a_large_sparse_problem():
         tracemalloc.stop()
     assert m.coef_.shape == (p,) and np.count_nonzero(m.coef_) <= 20
     assert peak < 400e6, f"peak {peak / 1e6:.0f} MB"
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DPLogisticRegression(penalty="l1", data_norm=3.0, max_iter=20, random_state=0),
+    lambda: DPLogisticRegression(data_norm=3.0, max_iter=20, random_state=0),
+    lambda: DPLogisticRegression(solver="mirror_descent", data_norm=3.0, max_iter=20, random_state=0),
+], ids=["frank_wolfe", "noisy_gd", "mirror_descent"])
+def test_peak_memory_of_a_csr_fit_is_one_clipped_copy(make):
+    """Issue 11: a fit on CSR allocates at most 1.2 X.nbytes (the clipped copy; no CSC copy, no densifying)."""
+    rng = np.random.default_rng(0)
+    X = sp.random(20000, 50000, density=0.005, format="csr", random_state=rng)
+    y = (rng.random(X.shape[0]) > 0.5).astype(int)
+    nbytes = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ClippingWarning)
+            make().fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= 1.2 * nbytes, f"peak {peak / nbytes:.2f} x X.nbytes"  # frank_wolfe with a CSC copy: 2.07

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
@@ -123,16 +122,16 @@ class _VertexMargins:
 
     Every Frank-Wolfe iterate is ``theta_{t+1} = (1 - mu) theta_t + mu s_t`` with a vertex
     ``s_t = +-R e_k``, so the margins ``X theta`` obey ``z_{t+1} = (1 - mu) z_t + mu (+-R) X e_k``:
-    one column of X (O(n), or O(nnz of the column) for sparse X through a CSC copy)
-    instead of a full product. Only ``X^T phi'(z)`` remains a pass over the data, which
-    halves the cost of a step. Same gradient as ``loss.gradient(X, y, theta)`` up to
-    floating-point rounding.
+    one column of X (O(n)) instead of a full product. Only ``X^T phi'(z)`` remains a pass
+    over the data, which halves the cost of a step. Same gradient as
+    ``loss.gradient(X, y, theta)`` up to floating-point rounding. Dense X only: a
+    column of a CSR matrix costs a pass, and a CSC copy would double the fit's memory
+    (issue 11: at most one copy of X), so sparse designs take the two products.
     """
 
     def __init__(self, problem):
         self.X, self.y, self.loss = problem.X, problem.y, problem.loss
         self.K = self.loss.n_outputs
-        self.cols = self.X.tocsc() if hasattr(self.X, "tocsc") else self.X
         n = self.X.shape[0]
         self.z = np.zeros((n, self.K)) if self.K > 1 else np.zeros(n)
 
@@ -145,11 +144,7 @@ class _VertexMargins:
         self.z *= 1.0 - mu
         j, c = divmod(index, self.K)
         z = self.z[:, c] if self.K > 1 else self.z
-        if sp.issparse(self.cols):
-            lo, hi = self.cols.indptr[j], self.cols.indptr[j + 1]
-            z[self.cols.indices[lo:hi]] += (mu * value) * self.cols.data[lo:hi]
-        else:
-            z += (mu * value) * self.cols[:, j]
+        z += (mu * value) * self.X[:, j]
 
 
 def gumbel_argmax(logits, rng):
@@ -169,9 +164,9 @@ def run_frank_wolfe(problem, plan, rng):
 
     The scores use the exact (unclipped) mean gradient, so for the squared loss it is
     computed from the Gram matrix (:class:`dp_sklearn._gram.GramGradient`, one pass over
-    X, then O(dim^2) per step) whenever dim is small enough, otherwise with margins
-    updated one vertex at a time (one product with X per step instead of two; a dask
-    design takes both products, blockwise): the same scores.
+    X, then O(dim^2) per step) whenever dim is small enough, otherwise, for dense X, with
+    margins updated one vertex at a time (one product with X per step instead of two;
+    sparse and dask designs take both products): the same scores.
     """
     R, eps0, sens, mode = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], plan.info["mode"]
     dim = problem.dim
@@ -179,10 +174,10 @@ def run_frank_wolfe(problem, plan, rng):
     margins = None
     if gram_worthwhile(problem):
         gradient = GramGradient(X, y).gradient
-    elif isinstance(X, np.ndarray) or sp.issparse(X):
+    elif isinstance(X, np.ndarray):
         margins = _VertexMargins(problem)
         gradient = margins.gradient
-    else:  # blockwise (dask) design: full products, block by block
+    else:  # sparse (a column costs a pass) or blockwise (dask): full products
         gradient = lambda th: loss.gradient(X, y, th)  # noqa: E731
     theta = np.zeros(dim)
     scores = np.empty(2 * dim)
