@@ -14,7 +14,7 @@ from dp_sklearn._data import normalize_X
 from dp_sklearn._losses import LogisticLoss
 from dp_sklearn.composition import neighboring_relation
 from dp_sklearn.solvers._common import _sampled_clipped_sum, poisson_sample
-from dp_sklearn.solvers._noisy_gd import MIN_BATCH, default_sampling_rate
+from dp_sklearn.solvers._common import MIN_BATCH, default_sampling_rate
 
 RNG = np.random.default_rng(0)
 X_DENSE = RNG.normal(size=(3000, 7)) * np.exp(RNG.normal(size=(3000, 1)))  # rows of very different norms

@@ -12,6 +12,7 @@ metrics then bring the two n-sized vectors, y and the predictions, to the client
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
@@ -73,12 +74,24 @@ def predict_blockwise(est, method, X):
     """
     check_is_fitted(est)
     X = dask_rows(est, X)
-    fn = getattr(est, method)
-    probe = fn(np.zeros((1, X.shape[1])))  # the output's dtype and width, from the public model
+    probe = _apply(np.zeros((1, X.shape[1])), est, method)  # the output's dtype and width, from the public model
     if probe.ndim == 1:
-        return X.map_blocks(fn, drop_axis=1, dtype=probe.dtype, meta=np.empty((0,), dtype=probe.dtype))
-    return X.map_blocks(fn, chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype,
+        return X.map_blocks(_apply, est, method, drop_axis=1, dtype=probe.dtype,
+                            meta=np.empty((0,), dtype=probe.dtype))
+    return X.map_blocks(_apply, est, method, chunks=(X.chunks[0], (probe.shape[1],)), dtype=probe.dtype,
                         meta=np.empty((0, 0), dtype=probe.dtype))
+
+
+def _apply(block, est, method):
+    """``est.<method>(block)`` on one NumPy block of rows.
+
+    The column names were checked once on the whole collection (:func:`dask_rows`);
+    the blocks are plain arrays, so scikit-learn's "no valid feature names" warning
+    would fire once per block and is silenced here.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        return getattr(est, method)(block)
 
 
 def blockwise_on_dask(method):

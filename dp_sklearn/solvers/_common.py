@@ -121,6 +121,7 @@ def sampling_rate(n, batch_size):
         raise ValueError(f"batch_size must be None, 'full' or an int in [1, n_samples={n}], got {batch_size!r}.")
     return batch_size / n
 
+
 def gradient_steps_plan(n, epsilon, delta, T, clip_norm, accounting="tight", batch_size=None,
                         paper_multiplier=None, sampled_paper_multiplier=None, max_rate=MAX_SAMPLED_RATE):
     """Sampling rate, noise and event of T releases of a clipped gradient sum (full or Poisson-sampled).
