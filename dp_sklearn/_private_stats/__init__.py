@@ -23,6 +23,7 @@ from ._common import make_generator
 from ._moments import StatisticsPlan, plan_statistics, private_moments
 from ._quantiles import (
     FENCE,
+    TIE_DITHER,
     exponential_quantiles,
     fenced_quantiles,
     private_range,
@@ -33,6 +34,7 @@ from ._quantiles import (
 __all__ = [
     "FENCE",
     "StatisticsPlan",
+    "TIE_DITHER",
     "exponential_quantiles",
     "fenced_quantiles",
     "make_generator",

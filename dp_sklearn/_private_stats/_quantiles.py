@@ -11,7 +11,11 @@ from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
 from ._common import _RHO_MARGIN, _as_bounds, _check_epsilon
 
 
-def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None):
+#: default ``dither`` of the log-uniform callers, in asinh units (about 5% of ``|x|`` above ``unit``)
+TIE_DITHER = 0.05
+
+
+def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None, dither=0.0):
     """Private quantiles of each column, one exponential mechanism per (quantile, column).
 
     For a column with values clipped to the public range ``[a, b]`` and sorted,
@@ -44,6 +48,18 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         (interval weights ``|asinh(z_{i+1} / u) - asinh(z_i / u)|``). The
         utility, hence the privacy guarantee, is the same; a wide search range
         then costs ``log`` of the ratio of *log*-widths instead of widths.
+    dither : float, default=0.0
+        Width of a public uniform perturbation ``dither * (U - 1/2)``, U ~ U(0, 1)
+        i.i.d. per value, added to every value in the mechanism's coordinate (``x``,
+        or ``asinh(x / unit)``) before ranking. Repeated values (binary, integer or
+        rounded data) form intervals of length 0, which the mechanism can never
+        return, so a quantile that falls inside a repeated value is drawn from the
+        gaps around it instead, possibly far away; dithered, each repeated value
+        becomes an interval of length ``dither`` (callers with ``unit`` use
+        ``TIE_DITHER`` = 0.05, about 5% of ``|x|``). Privacy is unchanged: the
+        perturbation is drawn independently of the data, one value per record, so
+        neighbouring datasets stay neighbours under every draw and the guarantee
+        holds for each draw, hence for the mixture.
 
     Returns
     -------
@@ -79,10 +95,16 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         raise ValueError(f"quantiles must be levels in [0, 1], got {quantiles!r}.")
     n, p = X.shape
     lo, hi = _as_bounds(lower, upper, p, "lower, upper")
-    edges = np.vstack([lo, np.sort(np.clip(X, lo, hi), axis=0), hi])  # (n + 2, p)
+    if not (np.isfinite(dither) and dither >= 0):
+        raise ValueError(f"dither must be a finite number >= 0, got {dither!r}.")
     if unit is not None:
         unit = _check_epsilon(unit, "unit")
-        edges = np.arcsinh(edges / unit)  # monotone: ranks, hence the utility, are unchanged
+    coord = (lambda v: np.arcsinh(v / unit)) if unit is not None else (lambda v: v)  # monotone: same ranks
+    t_lo, t_hi = coord(lo), coord(hi)
+    T = coord(np.clip(X, lo, hi))
+    if dither > 0:
+        T = np.clip(T + dither * (rng.uniform(size=T.shape) - 0.5), t_lo, t_hi)
+    edges = np.vstack([t_lo, np.sort(T, axis=0), t_hi])  # (n + 2, p)
     with np.errstate(divide="ignore"):
         log_len = np.log(np.diff(edges, axis=0))  # (n + 1, p), -inf for empty intervals
     ranks = np.arange(n + 1, dtype=float)[:, None]
@@ -142,7 +164,8 @@ def search_unit(search_range):
 def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE):
     """Private quantiles at ``levels`` widened by ``fence`` times their spread, within the bounds.
 
-    Post-processing of :func:`exponential_quantiles` (two levels per column):
+    Post-processing of :func:`exponential_quantiles` (two levels per column, ties
+    dithered by ``TIE_DITHER`` when ``unit`` is given):
     ``(q_lo - fence (q_hi - q_lo), q_hi + fence (q_hi - q_lo))`` clipped to
     ``[lower, upper]``. With the quartiles and ``fence=1.5`` these are Tukey's
     fences (about +-2.7 standard deviations for normal data).
@@ -151,7 +174,8 @@ def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE
     -------
     lo, hi : ndarray of shape (n_features,)
     """
-    q = np.sort(exponential_quantiles(X, levels, epsilon, rng, lower=lower, upper=upper, unit=unit), axis=0)
+    q = np.sort(exponential_quantiles(X, levels, epsilon, rng, lower=lower, upper=upper, unit=unit,
+                                      dither=0.0 if unit is None else TIE_DITHER), axis=0)
     spread = q[1] - q[0]
     return np.maximum(q[0] - fence * spread, lower), np.minimum(q[1] + fence * spread, upper)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._private_stats import exponential_quantiles, quantile_epsilon, search_unit
+from .._private_stats import TIE_DITHER, exponential_quantiles, quantile_epsilon, search_unit
 
 __all__ = ["AUTO_SHARE", "DATA_NORM_QUANTILE", "DATA_NORM_SEARCH", "BOUNDS_Y_SEARCH", "MAD_WIDTH", "MEDIAN_SPLIT", "auto_event",
            "private_data_norm", "private_bounds_y"]
@@ -113,7 +113,7 @@ def private_data_norm(X, ord_, epsilon, rng, *, row_norms=None):
         return float(max(np.quantile(norms, DATA_NORM_QUANTILE), DATA_NORM_SEARCH[0]))
     eps0, _ = auto_event(epsilon, "data_norm")
     value = exponential_quantiles(norms, DATA_NORM_QUANTILE, eps0, rng, lower=DATA_NORM_SEARCH[0],
-                                  upper=DATA_NORM_SEARCH[1], unit=search_unit(DATA_NORM_SEARCH))
+                                  upper=DATA_NORM_SEARCH[1], unit=search_unit(DATA_NORM_SEARCH), dither=TIE_DITHER)
     return float(np.clip(value[0], *DATA_NORM_SEARCH))
 
 
@@ -154,8 +154,9 @@ def private_bounds_y(y, epsilon, rng):
     else:
         eps = AUTO_SHARE["bounds_y"] * float(epsilon)
         unit = search_unit(BOUNDS_Y_SEARCH)
-        m = float(exponential_quantiles(y, 0.5, MEDIAN_SPLIT * eps, rng, lower=lo_s, upper=hi_s, unit=unit)[0])
+        m = float(exponential_quantiles(y, 0.5, MEDIAN_SPLIT * eps, rng, lower=lo_s, upper=hi_s, unit=unit,
+                                        dither=TIE_DITHER)[0])
         mad = float(exponential_quantiles(np.abs(y - m), 0.5, (1.0 - MEDIAN_SPLIT) * eps, rng, lower=0.0,
-                                          upper=hi_s - lo_s, unit=unit)[0])
+                                          upper=hi_s - lo_s, unit=unit, dither=TIE_DITHER)[0])
     half = max(MAD_WIDTH * mad, search_unit(BOUNDS_Y_SEARCH))
     return m - half, m + half

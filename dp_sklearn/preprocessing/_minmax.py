@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._private_stats import exponential_quantiles, plan_statistics, search_unit
+from .._private_stats import TIE_DITHER, exponential_quantiles, plan_statistics, search_unit
 from ._base import _check_pair, _DPTransformerBase, _exact_bounds
 
 
@@ -116,7 +116,8 @@ class DPMinMaxScaler(_DPTransformerBase):
         else:
             unit = None if bounds is not None else search_unit(search)
             lo, hi = np.sort(exponential_quantiles(X, levels, plan.quantile_epsilon, rng, lower=search[0],
-                                                   upper=search[1], unit=unit), axis=0)
+                                                   upper=search[1], unit=unit,
+                                                   dither=0.0 if unit is None else TIE_DITHER), axis=0)
         self.data_min_, self.data_max_ = lo, hi
         self.data_range_ = hi - lo
         rng_ = np.where(self.data_range_ > 0, self.data_range_, 1.0)

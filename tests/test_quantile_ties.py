@@ -1,0 +1,94 @@
+"""Exponential-mechanism quantiles on repeated values (binary, integer, rounded data): the public dither.
+
+Without it a quantile that falls inside a repeated value is drawn from the gaps around it
+(intervals of length 0 have no base measure); with it, each repeated value is an interval of
+length ``dither`` in the mechanism's coordinate. The dither is drawn independently of the
+data, one value per record, so the guarantee is unchanged (audited below, with a negative
+control).
+"""
+
+import numpy as np
+import pytest
+
+from dp_sklearn._private_stats import TIE_DITHER, exponential_quantiles
+from dp_sklearn._private_stats import _quantiles as quantiles_module
+from dp_sklearn.audit import audit_epsilon
+from dp_sklearn.preprocessing import DPStandardScaler
+
+UNIT = 1e-3
+SEARCH = (-1e6, 1e6)
+
+
+def test_dithered_mechanism_is_the_calibrated_mechanism_on_dithered_values():
+    # Same generator stream: first the per-record dither, then the closed-form mechanism
+    # (tests/test_private_stats.py) on the dithered values with no further dither.
+    X = np.repeat(np.array([[0.0, 3.0], [1.0, 3.0], [2.0, 7.0]]), 50, axis=0)
+    levels = [0.1, 0.5, 0.9]
+    out = exponential_quantiles(X, levels, 0.7, np.random.default_rng(5), lower=SEARCH[0], upper=SEARCH[1],
+                                unit=UNIT, dither=TIE_DITHER)
+    rng = np.random.default_rng(5)
+    T = np.arcsinh(X / UNIT) + TIE_DITHER * (rng.uniform(size=X.shape) - 0.5)
+    ref = exponential_quantiles(UNIT * np.sinh(T), levels, 0.7, rng, lower=SEARCH[0], upper=SEARCH[1], unit=UNIT)
+    np.testing.assert_allclose(out, ref, rtol=1e-9, atol=1e-12)
+
+
+def test_quantiles_of_binary_data_land_on_the_repeated_values():
+    # 30% ones, 70% zeros: the private lower quartile is 0. Undithered, the 0-atom has no base
+    # measure and the lower quartile is drawn from the gaps around it (anywhere in [-1e6, 0) or (0, 1)).
+    n, m = 1000, 400  # m independent columns = m independent draws
+    X = np.zeros((n, m))
+    X[: int(0.3 * n)] = 1.0
+    kw = dict(lower=SEARCH[0], upper=SEARCH[1], unit=UNIT)
+    q_d = exponential_quantiles(X, 0.25, 0.1, np.random.default_rng(0), dither=TIE_DITHER, **kw)[0]
+    q_0 = exponential_quantiles(X, 0.25, 0.1, np.random.default_rng(0), **kw)[0]
+    on_atom = lambda v: np.mean(np.abs(v) <= UNIT * np.sinh(TIE_DITHER))  # noqa: E731
+    assert on_atom(q_d) >= 0.95
+    assert on_atom(q_0) <= 0.05  # the failure the dither removes
+
+
+@pytest.mark.parametrize("dither, keeps", [(TIE_DITHER, True), (0.0, False)])
+def test_standard_scaler_keeps_binary_features(monkeypatch, dither, keeps):
+    # Binary columns with 30-70% ones: the private range straddles 0 and 1 and stays narrow,
+    # so each standardized column is its binary column again. Undithered (the control), the
+    # lower quartile of some columns lands far out in [-1e6, 0), the range is that wide and
+    # the moments' noise (proportional to its width) drowns the column.
+    monkeypatch.setattr(quantiles_module, "TIE_DITHER", dither)
+    rng = np.random.default_rng(1)
+    X = (rng.uniform(size=(20_000, 8)) < np.linspace(0.3, 0.7, 8)).astype(float)
+    sc = DPStandardScaler(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
+    assert sc.strategy_ == "per_feature"
+    Z = sc.transform(X)
+    corr = np.array([np.corrcoef(Z[:, j], X[:, j])[0, 1] for j in range(X.shape[1])])
+    lo, hi = sc.bounds_
+    kept = (hi - lo < 10.0) & (lo <= 0.0) & (hi > 0.0) & (corr > 0.99)
+    assert kept.all() == keeps
+
+
+def _median(eps_used):
+    def mechanism(X, y, rng):
+        return exponential_quantiles(X[:, 0], [0.5], eps_used, rng, lower=0.0, upper=1.0, unit=0.1,
+                                     dither=TIE_DITHER)
+    return mechanism
+
+
+def _pair(a, b):
+    return (np.asarray(a, dtype=float)[:, None], np.zeros(len(a))), (np.asarray(b, dtype=float)[:, None], np.zeros(len(b)))
+
+
+# Replace-one pairs: distinct values (0.8 -> 0.1 moves the median interval), and repeated
+# values (a 1 becomes a 0; the median stays on the 1s but two ranks closer to the gap).
+DISTINCT = _pair([0.2, 0.4, 0.6, 0.8], [0.2, 0.4, 0.6, 0.1])
+TIES = _pair([0.0] * 2 + [1.0] * 7, [0.0] * 3 + [1.0] * 6)
+
+
+@pytest.mark.parametrize("pair, used, lower_bound", [
+    (DISTINCT, 1.0, (0.1, 1.0)),   # calibrated: a positive bound, within the claim
+    (DISTINCT, 8.0, (1.0, None)),  # negative control: 8 times the claimed epsilon is caught
+    (TIES, 1.0, (None, 1.0)),
+    (TIES, 8.0, (1.0, None)),
+])
+def test_dithered_quantile_audit_with_negative_control(pair, used, lower_bound):
+    res = audit_epsilon(_median(used), *pair, n_samples=4000, random_state=0)
+    lo, hi = lower_bound
+    assert lo is None or res.epsilon_lower > lo
+    assert hi is None or res.epsilon_lower <= hi
