@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from dp_accounting import dp_event
+from scipy.stats import norm
 from sklearn.utils.estimator_checks import check_estimator
 
 from dp_sklearn import BudgetExceededError, PrivacyLedger
@@ -45,11 +46,21 @@ def test_standard_scaler_utility_with_public_bounds():
 def test_standard_scaler_private_bounds_with_enough_data():
     # bounds=None: the exponential-mechanism range is accurate when n is large enough.
     Xl = np.random.default_rng(2).normal(5.0, 2.0, size=(50_000, 2))
-    sc = DPStandardScaler(epsilon=1.0, search_range=(-1e4, 1e4), random_state=3).fit(Xl)
+    sc = DPStandardScaler(epsilon=1.0, search_range=(-1e4, 1e4), quantile_range=(0.25, 0.75),
+                          random_state=3).fit(Xl)
     lo, hi = sc.bounds_
     fence = 2 * (0.6745 + 1.5 * 2 * 0.6745)  # Tukey's fences of N(5, 2^2): 5 -+ 5.396
     assert np.allclose(lo, 5 - fence, atol=0.3) and np.allclose(hi, 5 + fence, atol=0.3)
     assert np.allclose(sc.mean_, 5.0, atol=0.1)
+    # quantile_range="auto" (default): the most extreme levels the budget locates at this n,
+    # fenced the same way: 5 -+ 2 (z + 3 z), z the normal quantile of the upper level.
+    sc = DPStandardScaler(epsilon=1.0, search_range=(-1e4, 1e4), random_state=3).fit(Xl)
+    q = sc.quantile_range_[0]
+    assert 0.01 <= q < 0.05
+    z = norm.ppf(1.0 - q)
+    np.testing.assert_allclose(sc.bounds_[0], 5 - 8 * z, atol=0.1 * 8 * z)
+    np.testing.assert_allclose(sc.bounds_[1], 5 + 8 * z, atol=0.1 * 8 * z)
+    np.testing.assert_allclose(np.sqrt(sc.var_), 2.0, rtol=0.05)  # the range clips almost nothing
 
 
 def test_epsilon_inf_is_exact():
@@ -105,7 +116,7 @@ def test_fitted_attributes_are_mechanism_outputs_or_public():
     sc = DPStandardScaler(epsilon=1.0, bounds=BOUNDS, random_state=0).fit(X)
     fitted = {k for k in vars(sc) if k.endswith("_") and not k.startswith("_")}
     assert fitted == {"mean_", "var_", "scale_", "bounds_", "output_bound_", "output_norm_", "dp_event_",
-                      "epsilon_", "delta_", "n_features_in_", "n_samples_seen_", "strategy_"}
+                      "epsilon_", "delta_", "n_features_in_", "n_samples_seen_", "strategy_", "quantile_range_"}
     assert not any(isinstance(v, np.random.Generator) for v in vars(sc).values())
 
 

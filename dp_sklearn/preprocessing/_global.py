@@ -31,7 +31,8 @@ from dp_accounting import dp_event
 
 from .._private_stats import search_unit
 
-__all__ = ["GLOBAL_ROW_NORM", "FEASIBLE_RANKS", "clip_rows", "per_feature_feasible", "global_event", "global_scale"]
+__all__ = ["GLOBAL_ROW_NORM", "FEASIBLE_RANKS", "AUTO_LEVELS", "AUTO_LEVEL_MARGIN", "auto_quantile_level", "clip_rows",
+           "per_feature_feasible", "global_event", "global_scale"]
 
 #: the private median row norm is mapped to ``GLOBAL_ROW_NORM * sqrt(n_features)``: half
 #: the default ``data_norm = sqrt(n_features)`` of the models, so that the median row sits
@@ -61,6 +62,34 @@ def per_feature_feasible(quantile_eps, level, n_samples):
         ``quantile_eps * min(level, 1 - level) * n_samples / 4 > FEASIBLE_RANKS``.
     """
     return quantile_eps * min(level, 1.0 - level) * n_samples / 4.0 > FEASIBLE_RANKS
+
+
+#: range of the lower level ``quantile_range="auto"`` picks, and its margin over the criterion
+AUTO_LEVELS, AUTO_LEVEL_MARGIN = (0.01, 0.25), 3.0
+
+
+def auto_quantile_level(quantile_eps, n_samples):
+    """Lower quantile level of ``quantile_range="auto"``: the most extreme one the budget can locate.
+
+    ``q = AUTO_LEVEL_MARGIN * 4 FEASIBLE_RANKS / (quantile_eps n_samples)`` (three times the
+    level at which :func:`per_feature_feasible` starts to hold: the target rank then sits
+    ``6 AUTO_LEVEL_MARGIN`` = 18 nats of utility inside the data, which also beats the gaps
+    around a repeated value, e.g. of a binary feature; at twice the level one binary column
+    in 15 still drew its range from the search range), within ``AUTO_LEVELS`` = [0.01,
+    0.25]; the levels are ``(q, 1 - q)``. Clipping at fences around the quartiles
+    winsorizes heavy tails (a delay, an income, a count) at about 3 interquartile ranges
+    whatever n, so the scaled feature loses the large values a linear model needs; the
+    exponential mechanism locates a level q to within about ``4 FEASIBLE_RANKS /
+    (quantile_eps n)`` in rank, so q can shrink like ``1 / (epsilon n)``, and the range then
+    covers all but about 2q of the data: as n grows the private scaler approaches
+    StandardScaler. Below ``n = 12 FEASIBLE_RANKS / (0.25 quantile_eps)`` these are the
+    quartiles, as before. Public values only. ``quantile_eps = inf`` (a non-private fit)
+    gives 0.01.
+    """
+    if not np.isfinite(quantile_eps):
+        return AUTO_LEVELS[0]
+    q = AUTO_LEVEL_MARGIN * 4.0 * FEASIBLE_RANKS / (float(quantile_eps) * n_samples)
+    return float(min(AUTO_LEVELS[1], max(AUTO_LEVELS[0], q)))
 
 
 def global_event(epsilon, delta):

@@ -16,7 +16,7 @@ from .._private_stats import (
     search_unit,
 )
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
-from ._global import clip_rows, global_event, global_scale, per_feature_feasible
+from ._global import auto_quantile_level, clip_rows, global_event, global_scale, per_feature_feasible
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -58,10 +58,15 @@ class DPStandardScaler(_DPTransformerBase):
         width costs little; the quantile mechanism still needs roughly ``epsilon_q q n_samples
         / 4 > 3``, with ``epsilon_q`` the per-quantile budget (``bounds_share`` of it over ``2
         n_features`` quantiles, zCDP composition): below that, pass public ``bounds``.
-    quantile_range : tuple (q_lo, q_hi), default=(0.25, 0.75)
+    quantile_range : "auto" or tuple (q_lo, q_hi), default="auto"
         Quantile levels of the private range when ``bounds=None``; the range
         is ``(q_lo - 1.5 d, q_hi + 1.5 d)`` with ``d = q_hi - q_lo`` (Tukey's
-        fences for the quartiles), within ``search_range``.
+        fences for the quartiles), within ``search_range``. ``"auto"``: ``(q, 1 - q)``
+        with ``q`` the most extreme level the quantiles' budget can locate, from 0.25
+        (the quartiles, at small n) down to 0.01 as ``epsilon n`` grows
+        (``dp_sklearn.preprocessing._global.auto_quantile_level``; public values only), so
+        heavy-tailed features are not winsorized at a few interquartile ranges when the
+        data can afford a wider range. ``quantile_range_`` holds the levels used.
     bounds_share : float, default=0.5
         Share of the budget spent on the private range when ``bounds=None``
         (of epsilon for ``delta=0``, of the zCDP parameter otherwise); the
@@ -103,6 +108,8 @@ class DPStandardScaler(_DPTransformerBase):
         Number of samples (public).
     strategy_ : str
         ``"public_bounds"``, ``"per_feature"`` or ``"global"`` (public).
+    quantile_range_ : tuple of float or None
+        The quantile levels of the private range (``strategy_="per_feature"``), else None.
 
     See Also
     --------
@@ -157,10 +164,11 @@ class DPStandardScaler(_DPTransformerBase):
         "bounds_share": [Interval(Real, 0, 1, closed="neither")],
         "output_clip": [Interval(Real, 0, None, closed="neither"), None],
         "strategy": [StrOptions({"auto", "per_feature", "global"})],
+        "quantile_range": ["array-like", StrOptions({"auto"})],
     }
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, bounds=None, strategy="auto", search_range=(-1e6, 1e6),
-                 quantile_range=(0.25, 0.75), bounds_share=0.5, output_clip=3.0, random_state=None,
+                 quantile_range="auto", bounds_share=0.5, output_clip=3.0, random_state=None,
                  ledger=None):
         self.epsilon = epsilon
         self.delta = delta
@@ -178,6 +186,16 @@ class DPStandardScaler(_DPTransformerBase):
         return plan_statistics(self.epsilon, self.delta, n_quantiles=n_q, quantile_share=self.bounds_share,
                                mean_share=MEAN_SHARE)
 
+    def _levels(self, n_samples=None, n_features=None):
+        """The quantile levels; ``"auto"`` from public values (the quartiles when n is not given)."""
+        if not (isinstance(self.quantile_range, str) and self.quantile_range == "auto"):
+            return super()._levels()
+        if n_samples is None:
+            return 0.25, 0.75
+        eps_q = self._per_feature_plan(n_features, None).quantile_epsilon if np.isfinite(self.epsilon) else np.inf
+        q = auto_quantile_level(eps_q, n_samples)
+        return q, 1.0 - q
+
     def _resolve_strategy(self, n_samples, n_features, bounds):
         """``"public_bounds"``, ``"per_feature"`` or ``"global"`` from public values only."""
         if bounds is not None:
@@ -185,7 +203,8 @@ class DPStandardScaler(_DPTransformerBase):
         if self.strategy != "auto" or not np.isfinite(self.epsilon):
             return "per_feature" if self.strategy == "auto" else self.strategy
         eps_q = self._per_feature_plan(n_features, None).quantile_epsilon
-        return "per_feature" if per_feature_feasible(eps_q, self._levels()[0], n_samples) else "global"
+        level = self._levels(n_samples, n_features)[0]
+        return "per_feature" if per_feature_feasible(eps_q, level, n_samples) else "global"
 
     def _plan(self, n_features, bounds, n_samples):
         if self._resolve_strategy(n_samples, n_features, bounds) == "global":
@@ -194,8 +213,9 @@ class DPStandardScaler(_DPTransformerBase):
         return self._per_feature_plan(n_features, bounds)
 
     def _release(self, X, rng, bounds, plan):
-        levels, search = self._levels(), self._search()
+        levels, search = self._levels(*X.shape), self._search()
         self.strategy_ = self._resolve_strategy(*X.shape, bounds)
+        self.quantile_range_ = levels if self.strategy_ == "per_feature" else None
         if self.strategy_ == "global":
             return self._release_global(X, rng, plan, search)
         if bounds is None:
