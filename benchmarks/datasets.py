@@ -230,7 +230,7 @@ def load_news20(data_dir, positive_class=1, split_seed=0):
 
 def load_permeability(data_dir, split_seed=0):
     path = _require(Path(data_dir) / "permeability_qsar" / "permeability_qsar.npz")
-    z = np.load(path, allow_pickle=True)
+    z = np.load(path, allow_pickle=False)  # numeric arrays only: never unpickle a data file
     X, y = np.asarray(z["X"], dtype=np.float64), np.asarray(z["y"], dtype=np.float64)
     tr, te = _split(X.shape[0], 0.25, split_seed)
     return Dataset(
@@ -245,7 +245,7 @@ def load_permeability(data_dir, split_seed=0):
 
 def load_flights(data_dir, split_seed=0):
     path = _require(Path(data_dir) / "nycflights13" / "flights_regression.npz")
-    z = np.load(path, allow_pickle=True)
+    z = np.load(path, allow_pickle=False)  # numeric arrays only: never unpickle a data file
     X, y = np.asarray(z["X"], dtype=np.float64), np.asarray(z["y"], dtype=np.float64)
     tr, te = _split(X.shape[0], 0.2, split_seed)
     Xtr, Xte = _standardize(X[tr], X[te])
