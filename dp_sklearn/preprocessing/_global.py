@@ -74,8 +74,9 @@ def auto_quantile_level(quantile_eps, n_samples):
     ``q = AUTO_LEVEL_MARGIN * 4 FEASIBLE_RANKS / (quantile_eps n_samples)`` (three times the
     level at which :func:`per_feature_feasible` starts to hold: the target rank then sits
     ``6 AUTO_LEVEL_MARGIN`` = 18 nats of utility inside the data, which also beats the gaps
-    around a repeated value, e.g. of a binary feature; at twice the level one binary column
-    in 15 still drew its range from the search range), within ``AUTO_LEVELS`` = [0.01,
+    around a repeated value, e.g. of a binary feature: on binary columns with 30-70% ones,
+    n = 20,000, epsilon 1, twice the level left 93 of 240 columns with a range drawn from the
+    search range, three times none), within ``AUTO_LEVELS`` = [0.01,
     0.25]; the levels are ``(q, 1 - q)``. Clipping at fences around the quartiles
     winsorizes heavy tails (a delay, an income, a count) at about 3 interquartile ranges
     whatever n, so the scaled feature loses the large values a linear model needs; the
