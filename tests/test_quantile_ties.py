@@ -72,7 +72,7 @@ def _median(eps_used):
 
 
 def _pair(a, b):
-    return (np.asarray(a, dtype=float)[:, None], np.zeros(len(a))), (np.asarray(b, dtype=float)[:, None], np.zeros(len(b)))
+    return tuple((np.asarray(v, dtype=float)[:, None], np.zeros(len(v))) for v in (a, b))
 
 
 # Replace-one pairs: distinct values (0.8 -> 0.1 moves the median interval), and repeated
