@@ -70,9 +70,11 @@ class PrivacyLedger(_LedgerReports):
     """A privacy budget ledger shared by every copy of itself.
 
     Estimators take it as ``ledger=``. Before using the data, ``fit`` calls
-    :meth:`check`, which raises :class:`BudgetExceededError` if the fit could push
-    the composed total above ``max_epsilon``; after the mechanism, ``fit`` calls
-    :meth:`record` with the event it released. Totals are composed by
+    :meth:`reserve` with its planned event, which raises :class:`BudgetExceededError`
+    if the fit could push the composed total above ``max_epsilon``; after the
+    mechanism, ``fit`` calls :meth:`record` with that reservation's id (a fit that
+    fails before drawing noise calls :meth:`release`; one that fails after records
+    its planned event: the draw happened). Totals are composed by
     :func:`dp_sklearn.composition.compose_epsilon`, never by adding epsilons.
     ``copy.deepcopy`` (hence :func:`sklearn.base.clone`) returns the handle itself
     and pickling (joblib / loky workers) yields a handle to the same store, so
@@ -196,12 +198,13 @@ class PrivacyLedger(_LedgerReports):
     def check(self, epsilon, delta, *, event=None, label=None):
         """Raise if a release of (epsilon, delta) could push the total above the cap.
 
-        Call it *before* the data is used. The release is projected as ``event``
-        if given (dp_sklearn's estimators pass their exact, data-independent
-        event), else as a generic (epsilon, delta)-DP event. If a cap is set and
-        the release fits, a reservation is appended under the same lock; the next
-        :meth:`record` through this handle in this thread consumes it, and a caller
-        failing before its first noise draw releases it with :meth:`cancel_pending`.
+        Call it *before* the data is used. Like :meth:`reserve`, but the
+        reservation is kept by this handle for the calling thread, oldest first:
+        the next :meth:`record` without ``reservation=`` consumes the oldest, and
+        :meth:`cancel_pending` releases them. This order-based pairing is for
+        hand-written releases made one at a time; dp_sklearn's own fits use
+        :meth:`reserve` and pair by identity, so a failed fit's reservation can
+        never be consumed by another fit's record.
 
         Parameters
         ----------
@@ -228,12 +231,65 @@ class PrivacyLedger(_LedgerReports):
         ValueError
             For invalid arguments or an event dp_sklearn cannot store or compose.
         """
+        projected, rid = self._reserve(epsilon, delta, event, label)
+        if rid is not None:
+            with self._mutex:
+                self._my_pending().append(rid)
+        return projected
+
+    def reserve(self, epsilon, delta, *, event=None, label=None):
+        """Reserve a release of (epsilon, delta) under the cap; return the reservation's id.
+
+        The reservation counts in every later projection (from any handle or
+        process sharing the store) until :meth:`record` is called with
+        ``reservation=`` this id, or :meth:`release` releases it. Pairing is by
+        identity: what happens to other reservations never affects this one.
+
+        Parameters
+        ----------
+        epsilon, delta : float
+            The release's guarantee: epsilon > 0 in nats (``inf``: non-private),
+            delta in [0, 1).
+        event : dp_accounting.DpEvent, default=None
+            The release's exact event if known before it runs (dp_sklearn's
+            fits pass their planned, data-independent event); ``None``: a
+            generic (epsilon, delta)-DP event.
+        label : str, default=None
+            Name of the release in the store.
+
+        Returns
+        -------
+        reservation : str or None
+            The reservation's id; ``None`` when the ledger has no cap (nothing
+            needs reserving; :meth:`record` and :meth:`release` accept ``None``).
+
+        Raises
+        ------
+        BudgetExceededError
+            If the projected total exceeds ``max_epsilon`` (nothing is written).
+        ValueError
+            For invalid arguments or an event dp_sklearn cannot store or compose.
+
+        Examples
+        --------
+        >>> from dp_accounting import dp_event
+        >>> from dp_sklearn import PrivacyLedger
+        >>> led = PrivacyLedger(max_epsilon=2.0)
+        >>> rid = led.reserve(1.0, 0.0, event=dp_event.LaplaceDpEvent(1.0))
+        >>> led.record(dp_event.LaplaceDpEvent(1.0), 1.0, 0.0, reservation=rid)
+        >>> len(led), led.pending
+        (1, [])
+        >>> led.delete()
+        """
+        return self._reserve(epsilon, delta, event, label)[1]
+
+    def _reserve(self, epsilon, delta, event, label):
         epsilon = _epsilon(epsilon, "epsilon")
         delta = _delta(delta, "delta")
         if event is not None and not isinstance(event, dp_event.DpEvent):
             raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
         if self.max_epsilon is None:
-            return None
+            return None, None
         if event is None:
             event = dp_event.NonPrivateDpEvent() if math.isinf(epsilon) else EpsilonDeltaDpEvent(epsilon, delta)
         encoded = encode_event(event)
@@ -247,8 +303,7 @@ class PrivacyLedger(_LedgerReports):
             append_line(fh, dump_line({"kind": "reserve", "id": rid, "label": None if label is None else str(label),
                                        "epsilon": epsilon, "delta": delta, "event": encoded,
                                        "time": time.time(), "pid": os.getpid()}))
-            self._my_pending().append(rid)
-        return projected
+        return projected, rid
 
     def _refusal(self, epsilon, delta, projected, projected_state, store):
         spent = self._epsilon(store.state, self.delta)
@@ -271,7 +326,7 @@ class PrivacyLedger(_LedgerReports):
             text += " This ledger has delta=0 (pure DP), which only pure releases (delta=0) can fit under."
         return text
 
-    def record(self, event, epsilon=None, delta=None, *, label=None):
+    def record(self, event, epsilon=None, delta=None, *, label=None, reservation=None):
         """Append a release (``dp_event_`` of a fitted estimator) to the store.
 
         Parameters
@@ -282,11 +337,17 @@ class PrivacyLedger(_LedgerReports):
             The estimator's stated guarantee; kept for display, never added up.
         label : str, default=None
             Name of the release in the store (e.g. the estimator's class name).
+        reservation : str or None, default=None
+            The id :meth:`reserve` returned for this release: that reservation,
+            and only it, is consumed. ``None``: the oldest reservation made by
+            :meth:`check` through this handle in this thread, if any.
 
         Raises
         ------
         ValueError
             If ``event`` is not one dp_sklearn can store.
+        TypeError
+            If ``reservation`` is not None or a str.
 
         Warns
         -----
@@ -296,24 +357,68 @@ class PrivacyLedger(_LedgerReports):
         """
         if not isinstance(event, dp_event.DpEvent):
             raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}.")
+        if reservation is not None and not isinstance(reservation, str):
+            raise TypeError(f"reservation must be None or the str returned by reserve(), got {reservation!r}.")
         entry = {"kind": "event", "id": uuid.uuid4().hex, "label": None if label is None else str(label),
                  "epsilon": None if epsilon is None else float(epsilon),
                  "delta": None if delta is None else float(delta),
                  "event": encode_event(event), "time": time.time(), "pid": os.getpid(), "reservation": None}
         with self._locked(write=True) as (fh, _):
             mine = self._my_pending()
-            entry["reservation"] = mine.pop(0) if mine else None
+            if reservation is None:
+                entry["reservation"] = mine.pop(0) if mine else None
+            else:
+                entry["reservation"] = reservation
+                if reservation in mine:
+                    mine.remove(reservation)
             append_line(fh, dump_line(entry))
         total = None if self.max_epsilon is None else self.total_epsilon()
         if total is not None and total > self.max_epsilon * (1.0 + _CAP_RTOL):
             warnings.warn(f"PrivacyLedger total epsilon={total:.4g} now exceeds max_epsilon={self.max_epsilon:g} "
                           f"at delta={self.delta:g}.", UserWarning, stacklevel=2)
 
+    def release(self, reservation):
+        """Release the reservation ``reservation`` (a release that did not happen).
+
+        For a release that failed before drawing any noise; once noise is drawn
+        the release has happened and must be recorded (dp_sklearn's fits record
+        their planned event then, failed or not).
+
+        Parameters
+        ----------
+        reservation : str or None
+            An id returned by :meth:`reserve` (``None``: nothing to release).
+
+        Returns
+        -------
+        released : bool
+            ``True`` if the reservation was outstanding and is now released.
+
+        Raises
+        ------
+        TypeError
+            If ``reservation`` is not None or a str.
+        """
+        if reservation is None:
+            return False
+        if not isinstance(reservation, str):
+            raise TypeError(f"reservation must be None or the str returned by reserve(), got {reservation!r}.")
+        with self._locked(write=True) as (fh, store):
+            mine = self._my_pending()
+            if reservation in mine:
+                mine.remove(reservation)
+            if reservation not in store.pending:
+                return False
+            append_line(fh, dump_line({"kind": "release", "id": reservation, "time": time.time(),
+                                       "pid": os.getpid()}))
+        return True
+
     def cancel_pending(self, *, all_handles=False):
         """Release outstanding reservations made by :meth:`check`.
 
-        Estimators call it when a fit fails after :meth:`check` and before its
-        first noise draw (nothing was released); once noise is drawn it is kept.
+        For hand-written releases paired by :meth:`check` that fail before
+        their first noise draw (dp_sklearn's fits use :meth:`reserve` /
+        :meth:`release` instead).
 
         Parameters
         ----------
