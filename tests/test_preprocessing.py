@@ -122,13 +122,13 @@ def test_fitted_attributes_are_mechanism_outputs_or_public():
 
 def test_ledger_reserves_exact_event_and_records(ledger, monkeypatch):
     seen = []
-    orig = PrivacyLedger.check
+    orig = PrivacyLedger.reserve
 
     def spy(self, epsilon, delta, *, event=None, label=None):
         seen.append(event)
         return orig(self, epsilon, delta, event=event, label=label)
 
-    monkeypatch.setattr(PrivacyLedger, "check", spy)
+    monkeypatch.setattr(PrivacyLedger, "reserve", spy)
     sc = DPStandardScaler(epsilon=0.5, delta=1e-6, bounds=BOUNDS, ledger=ledger, random_state=0).fit(X)
     assert seen == [sc.dp_event_]
     assert ledger.events == [sc.dp_event_] and ledger.pending == []

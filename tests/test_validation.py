@@ -113,13 +113,13 @@ def test_reserved_event_is_the_recorded_event(diabetes, tmp_path):
     X, y = diabetes
     led = _ledger(tmp_path)
     seen = []
-    real = led.check
+    real = led.reserve
 
     def spy(epsilon, delta, *, event=None, label=None):
         seen.append(event)
         return real(epsilon, delta, event=event, label=label)
 
-    led.check = spy
+    led.reserve = spy
     est = DPLasso(bounds_y=(25, 346), ledger=led, random_state=0).fit(X, y)
     assert seen == [est.dp_event_]
 
@@ -137,12 +137,12 @@ def test_numeric_string_targets_like_ridge(diabetes):
         DPRidge(bounds_y=(25, 346)).fit(X, np.array(["a"] * X.shape[0]))
 
 
-def test_random_state_reduced_to_128_bits():
-    """Issue 8 item 0e: a RandomState yields 128 bits of entropy, not a 31-bit seed."""
+def test_random_state_reduced_to_256_bits():
+    """Issue 8 item 0e: a RandomState yields 256 bits of entropy (one rule for every fit), not a 31-bit seed."""
     rng = _make_rng(np.random.RandomState(0))
     entropy = rng.bit_generator.seed_seq.entropy
-    assert len(entropy) == 4 and all(0 <= int(v) < 2**32 for v in entropy)  # 4 x 32 = 128 bits
-    assert max(int(v) for v in entropy) >= 2**31 or len(set(entropy)) == 4
+    assert len(entropy) == 8 and all(0 <= int(v) < 2**32 for v in entropy)  # 8 x 32 = 256 bits
+    assert max(int(v) for v in entropy) >= 2**31 or len(set(entropy)) == 8
     same = _make_rng(np.random.RandomState(0)).random()
     assert same == _make_rng(np.random.RandomState(0)).random()  # reproducible from the RandomState
     # ints and None keep numpy's own mapping (seeded numbers do not change)

@@ -6,43 +6,15 @@ import numbers
 
 import numpy as np
 
+from .._release import make_rng
+
 #: relative margin taken off zCDP budgets so that float rounding of the sum of the
 #: parts never lands above the target epsilon
 _RHO_MARGIN = 1e-9
 
 
-def make_generator(random_state):
-    """The one ``numpy.random.Generator`` of a fit (``docs/privacy.md``, randomness).
-
-    Parameters
-    ----------
-    random_state : None, int, numpy.random.SeedSequence, numpy.random.Generator or numpy.random.RandomState
-        ``None`` draws fresh entropy from the operating system; an int or a
-        ``SeedSequence`` makes the fit reproducible; a ``Generator`` is used as
-        it is; a legacy ``RandomState`` seeds a new Generator with 128 bits drawn
-        from it.
-
-    Returns
-    -------
-    rng : numpy.random.Generator
-
-    Raises
-    ------
-    ValueError
-        If ``random_state`` is of another type.
-    """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**32, size=4, dtype=np.uint64))
-    ok = random_state is None or isinstance(random_state, np.random.SeedSequence) or (
-        isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool))
-    if not ok:
-        raise ValueError(
-            "random_state must be None, an int, a SeedSequence, a numpy Generator or a "
-            f"RandomState, got {random_state!r}."
-        )
-    return np.random.default_rng(random_state)
+#: the one Generator of a fit (``docs/privacy.md``, randomness): see dp_sklearn._release.make_rng
+make_generator = make_rng
 
 
 def _as_bounds(lower, upper, n_features, name):

@@ -28,6 +28,7 @@ from .._data import Problem, clipping_report, normalize_X
 from .._exact import minimize
 from .._progress import progress
 from .._sets import Unconstrained, bounded_domain
+from .._release import make_rng, private_fit
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
 from ..solvers._base import PublicProblem
@@ -39,21 +40,7 @@ from ._dask_fit import auto_inputs, validate_dask
 _RUNS_AT_INF = ("l0",)
 
 
-def _make_rng(random_state):
-    """One numpy Generator per fit: None draws fresh OS entropy.
-
-    An int ``s`` gives ``np.random.default_rng(s)``; a Generator is used as is; a
-    ``RandomState`` is reduced to 128 bits drawn from it (a ``SeedSequence``), never
-    to a brute-forceable 31-bit seed.
-    """
-    if random_state is None or isinstance(random_state, (Integral, np.integer)):
-        return np.random.default_rng(random_state)
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        entropy = random_state.randint(0, 2**32, size=4, dtype=np.uint64)
-        return np.random.default_rng(np.random.SeedSequence([int(v) for v in entropy]))
-    raise ValueError(f"random_state must be None, an int, a numpy Generator or RandomState, got {random_state!r}.")
+_make_rng = make_rng  # the one conversion of random_state (dp_sklearn._release)
 
 
 def solvers_for(constraint_name, loss_names):
@@ -219,13 +206,8 @@ class _DPLinearBase(BaseEstimator):
         public = PublicProblem(n, (p + bool(self.fit_intercept)) * loss.n_outputs, x_norm, 1.0, loss, l2_reg)
         plan, kwargs, events = self._plan(spec, public, constraint, full_batch=distributed)
         event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
-        ledger = self.ledger
-        if ledger is not None:  # the exact planned event; nothing has been drawn yet
-            ledger.check(float(self.epsilon), float(self.delta), event=event, label=type(self).__name__)
-        drawn = False
-        try:
-            rng = _make_rng(self.random_state)  # the one Generator of this fit
-            drawn = True
+        with private_fit(self, event, ledgers=[self.ledger], epsilon=self.epsilon, delta=self.delta) as release:
+            rng = release.rng(self.random_state)  # the one Generator of this fit
             B = self._draw_auto(X, y_enc, rng)
             self.data_norm_ = B
             Xt, x_norm_t, x_inf = (normalize_dask if distributed else normalize_X)(X, B, self.data_norm_ord,
@@ -240,13 +222,7 @@ class _DPLinearBase(BaseEstimator):
             if report is not None:
                 report.line(f"data normalized; solver {spec.name}, {plan.n_iter if plan else 1} steps")
             theta, n_iter = self._run(spec, problem, constraint, plan, kwargs, rng)
-        except BaseException:
-            if ledger is not None and not drawn:
-                ledger.cancel_pending()
-            raise
-        self._set_dp_attributes(spec, event, plan, n_iter)
-        if ledger is not None:
-            ledger.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
+            self._set_dp_attributes(spec, event, plan, n_iter)
         K = loss.n_outputs
         Theta = theta.reshape(Xt.shape[1], K)
         self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(K), target_map)

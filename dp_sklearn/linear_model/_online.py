@@ -10,7 +10,6 @@ Gaussian release (``dp_event_``), recorded in the ledger once, by the call that 
 from __future__ import annotations
 
 import warnings
-from numbers import Integral
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
@@ -22,7 +21,7 @@ from .._data import check_bounds_y, clipping_report, normalize_X, normalize_y
 from .._progress import progress
 from .._losses import LogisticLoss, SquaredLoss
 from ..solvers._online import plan_online, run_online
-from ._base import _make_rng
+from .._release import private_fit
 from ._online_params import _ATTRS_DOC, _CONSTRAINTS, _PARAMS_DOC
 
 __all__ = ["DPOnlineRegressor", "DPOnlineClassifier"]
@@ -36,12 +35,6 @@ class _DPOnlineBase(BaseEstimator):
         for name in ("n_samples_seen_", "_theta", "dp_event_"):
             self.__dict__.pop(name, None)
 
-    def _call_rng(self, t0):
-        rs = self.random_state
-        if isinstance(rs, (Integral, np.integer)) and not isinstance(rs, bool):
-            return np.random.default_rng(np.random.SeedSequence(int(rs), spawn_key=(int(t0),)))
-        return _make_rng(rs)
-
     def _stream_params(self):
         """Hyperparameters the stream's privacy and schedule depend on (fixed when it starts)."""
         params = self.get_params(deep=False)
@@ -54,6 +47,10 @@ class _DPOnlineBase(BaseEstimator):
             changed = sorted(k for k, v in self._stream_params().items() if self._stream_config.get(k) != v)
             raise ValueError(f"{changed} changed since the stream started: its privacy and schedule rest on the "
                              "values it started with. Restore them, or start a new stream with fit().")
+        elif self.ledger is not None and self.ledger != getattr(self, "_stream_ledger", None):
+            raise ValueError("ledger was attached or changed after the stream started: the stream is one release, "
+                             "reserved and recorded by the call that starts it, so a ledger set later would never "
+                             "be charged. Start a new stream with fit() to account it in this ledger.")
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         n_x, n_y = _num_samples(X), _num_samples(y)
@@ -81,24 +78,19 @@ class _DPOnlineBase(BaseEstimator):
                            alpha=self.alpha if first else self.alpha_, n_ref=self.horizon or m,
                            radius=self.radius, clip_norm=self.clip_norm, batch_size=self.batch_size,
                            update=self.update)
-        ledger = self.ledger if first else None  # later calls are covered by the stream's event
-        if ledger is not None:
-            ledger.check(float(self.epsilon), float(self.delta), event=plan.event, label=type(self).__name__)
-        try:  # nothing is released unless run_online returns (its noise draw is its last step)
-            rng = self._call_rng(t0)
+        # later calls are covered by the stream's event, reserved and recorded by the first
+        with private_fit(self, plan.event, ledgers=[self.ledger if first else None], epsilon=self.epsilon,
+                         delta=self.delta) as release:
+            rng = release.rng(self.random_state, spawn_key=(t0,))  # one stream per call position
             Xt, _, _ = normalize_X(X, B, 2, self.fit_intercept)
             theta = np.zeros(Xt.shape[1]) if first else self._theta
             with progress(type(self).__name__, self.verbose) as report:
                 if report is not None:
                     report.line(f"records {t0 + 1} to {t0 + m} of the stream")
                 theta = run_online(plan, loss, Xt, y_t, theta, t0, rng, average=self.average)
-        except BaseException:
-            if ledger is not None:
-                ledger.cancel_pending()
-            raise
         self._theta = theta
-        if ledger is not None:
-            ledger.record(plan.event, self.epsilon, self.delta, label=type(self).__name__)
+        if first:
+            self._stream_ledger = self.ledger
         self.n_samples_seen_ = t0 + m
         self.alpha_ = plan.alpha
         self._stream_config = self._stream_params() if first else self._stream_config

@@ -10,7 +10,6 @@ chosen (``_run_search``).
 from __future__ import annotations
 
 import copy
-import numbers
 import warnings
 from contextlib import contextmanager
 from functools import partial
@@ -25,31 +24,13 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 
 from .._data import ClippingWarning
 from .._progress import MAX_STEP_LINES, progress
+from .._release import private_fit, seed_sequence
 from ._calibration import Calibrator
 from ._estimator import EstimatorSpec, column_categories, released_event, synthetic_like
 from ._repeat_select import covered
 from ._scoring import noisy_score, resolve_scorer
 
 __all__ = ["_BaseDPSearch"]
-
-#: words of 32 bits drawn from a user's RandomState / Generator to seed the search (256 bits)
-_SEED_WORDS = 8
-
-
-def seed_sequence(random_state):
-    """The search's root ``numpy.random.SeedSequence``.
-
-    ``None``: fresh OS entropy. An int: ``SeedSequence(int)`` (reproducible). A
-    ``RandomState`` or ``Generator``: 256 bits drawn from it (never a 31-bit seed).
-    """
-    if random_state is None or isinstance(random_state, numbers.Integral):
-        return np.random.SeedSequence(None if random_state is None else int(random_state))
-    if isinstance(random_state, np.random.RandomState):
-        words = random_state.randint(0, 2**32, size=_SEED_WORDS, dtype=np.uint64)
-    else:
-        words = random_state.integers(0, 2**32, size=_SEED_WORDS, dtype=np.uint64)
-    return np.random.SeedSequence([int(w) for w in words])
-
 
 def _synthetic_pair(X, classes, categories, rng, rows):
     """Public synthetic (X, y) of ``rows`` rows with the layout of X and the public label set."""
@@ -86,13 +67,11 @@ class _Runs:
         self.spec, self.plan, self.scorer, self.noise_std = spec, plan, scorer, noise_std
         self.X_tr, self.y_tr, self.X_val, self.y_val = data
         self.rng, self.seeds = rng, seeds
-        self.started = False  # set before the first noise draw can happen
 
     def fit(self, params, epsilon, delta, X, y, bound, score_event=None):
         """One private fit; its event (with ``score_event``) must be covered by the public ``bound``."""
         est = self.spec.make(params, epsilon, delta, self.seeds.spawn(1)[0])
-        self.started = True
-        est.fit(X, y)
+        est.fit(X, y)  # inside the search's release: it reports its draws there
         self.spec.restore(est)
         ev = released_event(est)
         if score_event is not None:
@@ -142,23 +121,9 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("The training part of the split has a single class; use a larger cv training share.")
         return _safe_indexing(X, idx_tr), y[idx_tr], _safe_indexing(X, idx_val), y[idx_val]
 
-    def _reserve(self, spec, plan):
-        """Check the ledgers (with the exact event) before the data is used; all or none reserve."""
-        targets = [self.ledger] if self.ledger is not None else []
-        if self.ledger is None:
-            for led in spec.inner_ledgers:
-                if not any(led is t or led == t for t in targets):
-                    targets.append(led)
-        done = []
-        try:
-            for led in targets:
-                led.check(plan.epsilon, float(self.delta), event=plan.total_event, label=type(self).__name__)
-                done.append(led)
-        except BaseException:
-            for led in done:
-                led.cancel_pending()
-            raise
-        return targets
+    def _ledgers(self, spec):
+        """Where the search is reserved and recorded: its own ledger, else every distinct inner one."""
+        return [self.ledger] if self.ledger is not None else spec.inner_ledgers
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
@@ -213,23 +178,17 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
                   f"epsilon_c={plan.eps_c:.4g} (fit {plan.eps_fit:.4g}, delta {plan.delta_c:.3g}), score noise "
                   f"std={noise_std:.4g}, total epsilon={plan.epsilon:.4g} at delta={float(self.delta):g}")
         data = self._split(X, y, n_val, rng, is_clf)
-        ledgers = self._reserve(spec, plan)
         runs = _Runs(spec, plan, data, scorer, noise_std, rng, ss_fits)
-        try:
+        with private_fit(self, plan.total_event, ledgers=self._ledgers(spec), epsilon=plan.epsilon,
+                         delta=self.delta) as release:
+            release.track(rng)  # the split is drawn; the scores' noise and the runs draw from here on
             with _one_warning_per_category():
                 results = self._run_search(self._reporting(runs, len(candidates), report), candidates, grid, plan, rng)
                 best = self._select(results)
                 if best is not None and plan.refit_event is not None:  # refit on all the data
                     best = best[:2] + (runs.fit(best[0], calibrator.refit * float(self.epsilon),
                                                 float(self.delta) / 2, X, y, plan.refit_event), best[3])
-        except BaseException:
-            if not runs.started:
-                for led in ledgers:
-                    led.cancel_pending()
-            raise
-        self._release(plan, results, best, noise_std, (n - n_val, n_val), is_clf)
-        for led in ledgers:
-            led.record(self.dp_event_, self.epsilon_, self.delta_, label=type(self).__name__)
+            self._release(plan, results, best, noise_std, (n - n_val, n_val), is_clf)
         return self
 
     def _reporting(self, runs, n_candidates, report):

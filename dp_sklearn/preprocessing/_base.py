@@ -10,7 +10,8 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._private_stats._common import _as_bounds, make_generator
+from .._private_stats._common import _as_bounds
+from .._release import private_fit
 
 _RANDOM_STATE = [None, Integral, np.random.RandomState, np.random.Generator, np.random.SeedSequence]
 
@@ -31,9 +32,8 @@ class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     Subclasses implement ``_plan(n_features, bounds, n_samples) -> StatisticsPlan`` (data
     independent) and ``_release(X, rng, bounds, plan)``, which sets the fitted
-    statistics. The template validates parameters and data, reserves the exact
-    event in the ledger before the data is used, releases the reservation if
-    anything raises before the first noise draw, and records the event after.
+    statistics. The template validates parameters and data and plans the exact
+    event; :func:`dp_sklearn._release.private_fit` reserves, runs and records it.
     """
 
     _parameter_constraints: dict = {
@@ -43,7 +43,7 @@ class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         "search_range": ["array-like"],
         "quantile_range": ["array-like"],
         "random_state": _RANDOM_STATE,
-        "ledger": [None, HasMethods(["check", "record", "cancel_pending"])],
+        "ledger": [None, HasMethods(["reserve", "record", "release"])],
     }
 
     def _public_bounds(self, n_features):
@@ -95,24 +95,11 @@ class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         private = np.isfinite(self.epsilon)
         plan = self._plan(n_features, bounds, X.shape[0]) if private else None
         event = plan.event if private else dp_event.NonPrivateDpEvent()
-        ledger, label = self.ledger, type(self).__name__
-        if ledger is not None:
-            ledger.check(float(self.epsilon), float(self.delta), event=event, label=label)
-        rng, state = None, None
-        try:
-            rng = make_generator(self.random_state)
-            state = rng.bit_generator.state
-            self._release(X, rng, bounds, plan)
-        except BaseException:
-            # Release the reservation only if no noise was drawn (nothing was released).
-            if ledger is not None and (rng is None or rng.bit_generator.state == state):
-                ledger.cancel_pending()
-            raise
-        self.dp_event_ = event
-        self.epsilon_, self.delta_ = float(self.epsilon), float(self.delta)
-        self.n_samples_seen_ = X.shape[0]  # public (docs/privacy.md: n is public)
-        if ledger is not None:
-            ledger.record(event, self.epsilon_, self.delta_, label=label)
+        with private_fit(self, event, ledgers=[self.ledger], epsilon=self.epsilon, delta=self.delta) as release:
+            self._release(X, release.rng(self.random_state), bounds, plan)
+            self.dp_event_ = event
+            self.epsilon_, self.delta_ = float(self.epsilon), float(self.delta)
+            self.n_samples_seen_ = X.shape[0]  # public (docs/privacy.md: n is public)
         return self
 
     def _check_transform_input(self, X):

@@ -27,10 +27,29 @@ from ._base import SOLVERS
 
 __all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
            "clipped_sum_source", "check_gaussian_delta", "default_sampling_rate", "sampling_rate",
-           "gradient_steps_plan", "SAMPLED_MULTIPLIER", "MIN_BATCH", "MAX_SAMPLED_RATE"]
+           "gradient_steps_plan", "SAMPLED_MULTIPLIER", "MIN_BATCH", "MAX_SAMPLED_RATE", "MAX_GRAM_DIM", "check_gram_dim"]
 
 #: default clip norm as a fraction of the public row bound x_norm
 CLIP_FRACTION = 0.5
+
+#: largest number of coefficients of a solver that forms a dense dim x dim matrix
+#: (its noisy Gram matrix): 16384**2 float64 entries are 2 GiB, and the solver holds
+#: a few such matrices
+MAX_GRAM_DIM = 16384
+
+
+def check_gram_dim(dim, solver):
+    """Refuse, from the public dimension only, a dense ``dim x dim`` solver beyond :data:`MAX_GRAM_DIM`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``solver`` and the dimension (before any budget is reserved).
+    """
+    if dim > MAX_GRAM_DIM:
+        raise ValueError(f"solver={solver!r} forms a dense {dim} x {dim} matrix (n_features plus intercept, times "
+                         f"the outputs), above its limit of {MAX_GRAM_DIM} coefficients: it would not fit in memory. "
+                         "Use a gradient solver (e.g. solver='noisy_gd'), which never densifies X.")
 
 
 def default_clip_norm(public, constraint=None):

@@ -62,6 +62,7 @@ from scipy.stats import norm
 from .._accounting import EpsilonDeltaDpEvent
 from .._sets import Unconstrained, bounded_domain
 from ._base import Plan, register
+from ._common import check_gram_dim
 
 __all__ = ["objective_perturbation_ddr", "plan_objective_perturbation_ddr", "ddr_sigma", "JACOBIAN_SHARE"]
 
@@ -88,6 +89,7 @@ def plan_objective_perturbation_ddr(public, constraint, *, epsilon, delta, l2_re
                         f"got {type(constraint).__name__}.")
     if public.loss.name != "squared":
         raise TypeError(f"solver 'objective_perturbation_ddr' supports the squared loss only, got {public.loss.name!r}.")
+    check_gram_dim(public.dim, "objective_perturbation_ddr")
     radius = public.loss.prior_coef_norm if coef_radius is None else float(coef_radius)
     ball = bounded_domain(constraint, "squared", public.x_norm, radius=radius)
     eps_j = JACOBIAN_SHARE * float(epsilon)

@@ -46,7 +46,7 @@ import scipy.sparse as sp
 
 from .._sets import Unconstrained
 from ._base import Plan, register
-from ._common import gaussian_steps_plan
+from ._common import check_gram_dim, gaussian_steps_plan
 
 __all__ = ["ssp", "plan_ssp", "FAILURE_PROBABILITY"]
 
@@ -61,6 +61,7 @@ def plan_ssp(public, constraint, *, epsilon, delta, l2_reg=0.0):
         raise TypeError(f"solver 'ssp' fits the penalized objective only, got {type(constraint).__name__}.")
     if public.loss.name != "squared":
         raise TypeError(f"solver 'ssp' supports the squared loss only, got {public.loss.name!r}.")
+    check_gram_dim(public.dim, "ssp")
     z, event, eps_out = gaussian_steps_plan(epsilon, delta, 3)
     B, d = public.x_norm, public.dim
     s_min, s_gram, s_xy = z * B**2, z * math.sqrt(2.0) * B**2, z * 2.0 * B
