@@ -13,7 +13,7 @@ from .linear_model import (
     DPSparseLogisticRegression,
 )
 from .model_selection import DPGridSearchCV
-from .pipeline import budget_split, make_private_pipeline
+from .pipeline import PrivatePipeline, budget_split, make_private_pipeline
 from .preprocessing import DPMinMaxScaler, DPStandardScaler
 
 __version__ = "0.1.0"
@@ -30,6 +30,7 @@ __all__ = [
     "DPStandardScaler",
     "DPMinMaxScaler",
     "make_private_pipeline",
+    "PrivatePipeline",
     "budget_split",
     "PrivacyLedger",
     "BudgetExceededError",

@@ -42,8 +42,8 @@ from contextlib import contextmanager
 import numpy as np
 from dp_accounting import dp_event
 
-__all__ = ["make_rng", "seed_sequence", "shares", "private_fit", "planning", "PlanComplete", "dp_nodes",
-           "check_public", "released_event", "is_dp"]
+__all__ = ["make_rng", "seed_sequence", "shares", "private_fit", "planning", "detached", "active_release",
+           "PlanComplete", "dp_nodes", "inner_dp_nodes", "check_public", "released_event", "is_dp", "compose"]
 
 #: words of 32 bits drawn from a user's RandomState / Generator to seed a fit (256 bits)
 _SEED_WORDS = 8
@@ -200,6 +200,11 @@ def dp_nodes(estimator, path=""):
     return out
 
 
+def inner_dp_nodes(composite):
+    """:func:`dp_nodes` of the steps of ``composite`` (the composite itself is not a candidate)."""
+    return [node for name, child in children(composite) or [] for node in dp_nodes(child, name)]
+
+
 def _public_encoder(step):
     from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
@@ -328,6 +333,16 @@ def planning():
     token = _ACTIVE.set(rel)
     try:
         yield rel
+    finally:
+        _ACTIVE.reset(token)
+
+
+@contextmanager
+def detached():
+    """Run fits outside any enclosing release (a search's calibration dry runs on public data)."""
+    token = _ACTIVE.set(None)
+    try:
+        yield
     finally:
         _ACTIVE.reset(token)
 

@@ -94,9 +94,10 @@ def test_ledger_at_the_total_accepts_the_whole_fit(bounds):
         pipe = make_private_pipeline(DPStandardScaler(bounds=bounds, random_state=0),
                                      DPLogisticRegression(random_state=0), epsilon=1.0, delta=1e-5, ledger=led)
         pipe.fit(X_BC, Y_BC)
-        assert len(led) == 2 and led.pending == []
+        assert len(led) == 1 and led.pending == []  # one composed release, reserved and recorded once
         assert led.total_epsilon() <= 1.0
-        assert [r.label for r in led.records] == ["DPStandardScaler", "DPLogisticRegression"]
+        assert [r.label for r in led.records] == ["PrivatePipeline(dpstandardscaler, dplogisticregression)"]
+        assert led.events == [pipe.dp_event_]
     finally:
         led.delete()
 

@@ -26,7 +26,7 @@ from .._data import ClippingWarning
 from .._progress import MAX_STEP_LINES, progress
 from .._release import private_fit, seed_sequence
 from ._calibration import Calibrator
-from ._estimator import EstimatorSpec, column_categories, released_event, synthetic_like
+from ._estimator import EstimatorSpec, check_categories, column_categories, released_event, synthetic_like
 from ._repeat_select import covered
 from ._scoring import noisy_score, resolve_scorer
 
@@ -157,6 +157,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         if not hasattr(X, "shape"):  # lists: an array of the inferred dtype (object for mixed columns)
             X = check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
         categories = column_categories(self.estimator, X)
+        check_categories(self.estimator, X)  # an unknown category would raise after the reservation
         X, y = self._check_data(X, y, is_clf, categories)
         n = y.shape[0]
         n_val = int(round(self.cv * n))

@@ -16,6 +16,7 @@ from functools import partial
 from dp_accounting import dp_event
 
 from .._accounting import gaussian_noise_multiplier
+from .._release import detached
 from ..composition import compose_epsilon
 from ._estimator import released_event
 from ._repeat_select import UnsupportedEventError, contains_sampling, dominating_event, rdp_curve
@@ -72,7 +73,7 @@ class Calibrator:
     def dry_event(self, params, epsilon, delta, data):
         """The event of a fit with these parameters on public synthetic ``data``."""
         est = self.spec.make(params, epsilon, delta)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), detached():  # a dry run reports to no enclosing release
             warnings.simplefilter("ignore")
             try:
                 est.fit(*data)

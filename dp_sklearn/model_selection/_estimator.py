@@ -17,57 +17,19 @@ import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
-from sklearn.frozen import FrozenEstimator
-from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
-from sklearn.utils import get_tags
 
-__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories"]
+from .._release import _public_encoder, check_public, released_event
+
+__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories", "check_categories"]
 
 _ENCODERS = (OneHotEncoder, OrdinalEncoder)
 
 
-def _is_dp(step):
-    params = step.get_params(deep=False)
-    return "epsilon" in params and "delta" in params
-
-
-def _children(step):
-    """Named sub-estimators of a composite (unfitted view), or None for a leaf."""
-    if isinstance(step, Pipeline):
-        return list(step.steps)
-    if isinstance(step, ColumnTransformer):
-        return [(name, t) for name, t, _ in step.transformers] + [("remainder", step.remainder)]
-    if isinstance(step, FeatureUnion):
-        return list(step.transformer_list)
-    return None
-
-
-def _public_encoder(step):
-    return (isinstance(step, _ENCODERS) and not isinstance(step.categories, str)
-            and getattr(step, "min_frequency", None) is None and getattr(step, "max_categories", None) is None)
-
-
 def _check_public(step, path):
     """Raise unless ``step`` is DP, stateless, frozen or fitted only to public information."""
-    if step is None or isinstance(step, str):  # "passthrough", "drop"
-        return
-    if _is_dp(step):
-        return
-    children = _children(step)
-    if children is not None:
-        for name, child in children:
-            _check_public(child, f"{path}__{name}" if path else name)
-        return
-    if isinstance(step, FrozenEstimator) or _public_encoder(step) or not get_tags(step).requires_fit:
-        return
-    raise ValueError(
-        f"estimator step {path or 'estimator'!r} ({type(step).__name__}) learns from the data without privacy: "
-        "its fitted state would be released with the model but is not accounted. Use a DP step (e.g. dp_sklearn's private "
-        "scalers), a stateless transformer, an encoder with explicit public categories (categories=[...], "
-        "no min_frequency / max_categories), or a step fitted on public data and wrapped in "
-        "sklearn.frozen.FrozenEstimator."
-    )
+    check_public(step, path, owner="estimator")
 
 
 class EstimatorSpec:
@@ -94,7 +56,10 @@ class EstimatorSpec:
         def keys(name):
             return [k for k in params if k == name or k.endswith("__" + name)]
 
-        prefixes = [k[: -len("epsilon")] for k in keys("epsilon") if k[: -len("epsilon")] + "delta" in params]
+        found = [k[: -len("epsilon")] for k in keys("epsilon") if k[: -len("epsilon")] + "delta" in params]
+        # a DP composite (a PrivatePipeline) owns its inner steps' budgets: only the outermost are set
+        prefixes = [p for p in found if not any(q != p and p.startswith(q) for q in found)]
+        self.owned_keys = [p + name for p in found if p not in prefixes for name in ("epsilon", "delta")]
         if not prefixes:
             raise ValueError(
                 "estimator must have a DP step with 'epsilon' and 'delta' parameters (a dp_sklearn estimator, or "
@@ -135,7 +100,8 @@ class EstimatorSpec:
 
     def forbidden_keys(self):
         """Parameters the search sets itself (never in a grid)."""
-        return set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
+        return (set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
+                | set(self.owned_keys))
 
     def make(self, params, epsilon, delta, seed_seq=None):
         """A clone with the DP steps' budget set, ledgers off and fresh Generators.
@@ -161,33 +127,6 @@ class EstimatorSpec:
         return est
 
 
-def released_event(est):
-    """The dp_accounting event of a fitted estimator: its DP steps' events, composed.
-
-    Raises
-    ------
-    ValueError
-        If no fitted step exposes ``dp_event_``.
-    """
-    events, stack = [], [est]
-    while stack:
-        step = stack.pop(0)
-        if hasattr(step, "dp_event_"):
-            events.append(step.dp_event_)
-        elif isinstance(step, Pipeline):
-            stack[:0] = [s for _, s in step.steps]
-        elif isinstance(step, ColumnTransformer) and hasattr(step, "transformers_"):
-            stack[:0] = [t for _, t, _ in step.transformers_]
-        elif isinstance(step, FeatureUnion):
-            stack[:0] = [t for _, t in step.transformer_list]
-    if not events:
-        raise ValueError(
-            f"{type(est).__name__} exposes no dp_event_ after fit: DPGridSearchCV needs a dp_sklearn "
-            "estimator (or a Pipeline with DP steps)."
-        )
-    return events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
-
-
 def _resolve_columns(cols, X):
     """Column indices selected by a ColumnTransformer spec (from the schema of X only)."""
     names = list(X.columns) if hasattr(X, "columns") else None
@@ -206,19 +145,25 @@ def _resolve_columns(cols, X):
     return [names.index(c) if isinstance(c, str) else int(c) for c in cols]
 
 
-def column_categories(estimator, X):
-    """{column index: public categories} for the encoders that read X's columns directly."""
+def column_categories(estimator, X, unknown=None):
+    """{column index: public categories} for the encoders that read X's columns directly.
+
+    ``unknown="error"``: only the encoders that raise on an unknown value.
+    """
+    def wanted(step):
+        return _public_encoder(step) and (unknown is None or getattr(step, "handle_unknown", None) == unknown)
+
     first = estimator
     while isinstance(first, Pipeline):
         first = next((s for _, s in first.steps if s is not None and s != "passthrough"), None)
-    if _public_encoder(first):
+    if wanted(first):
         return dict(enumerate(first.categories))
     out = {}
     if isinstance(first, ColumnTransformer):
         for _, trans, cols in first.transformers:
             while isinstance(trans, Pipeline):
                 trans = trans.steps[0][1]
-            if _public_encoder(trans):
+            if wanted(trans):
                 out.update(zip(_resolve_columns(cols, X), trans.categories))
     return out
 
@@ -227,12 +172,14 @@ def synthetic_like(X, n_rows, rng, categories=None):
     """Public stand-in data with the shape and column layout of X (never derived from its values).
 
     Numeric columns are N(0, 1/p); a column in ``categories`` takes values drawn
-    uniformly from its public categories.
+    uniformly from its public categories. Sparse X gives a CSR matrix with one
+    N(0, 1) entry per row.
     """
     p = X.shape[1]
+    if sp.issparse(X):  # one nonzero per row: O(n) memory whatever p is
+        cols = rng.integers(p, size=n_rows) if p else np.zeros(n_rows, dtype=int)
+        return sp.csr_matrix((rng.standard_normal(n_rows), (np.arange(n_rows), cols)), shape=(n_rows, p))
     Z = rng.standard_normal((n_rows, p)) / math.sqrt(max(p, 1))
-    if sp.issparse(X):
-        return sp.csr_matrix(Z)
     categories = categories or {}
     cols = [np.asarray(categories[j], dtype=object)[rng.integers(len(categories[j]), size=n_rows)]
             if j in categories else Z[:, j] for j in range(p)]
@@ -246,3 +193,30 @@ def synthetic_like(X, n_rows, rng, categories=None):
         out = np.column_stack([np.asarray(c, dtype=object) for c in cols])
         return out.astype(X.dtype) if getattr(X, "dtype", object) != object else out
     return Z
+
+
+def check_categories(estimator, X):
+    """Refuse, before any budget is reserved, a value of X outside an encoder's public categories.
+
+    Only encoders that read X's columns directly (see :func:`column_categories`) and
+    raise on unknown values (``handle_unknown="error"``) are checked; their error
+    would otherwise come after the reservation.
+
+    Raises
+    ------
+    ValueError
+        Naming the column and the unknown values.
+    """
+    cats = column_categories(estimator, X, unknown="error")
+    for j, allowed in cats.items():
+        col = X.iloc[:, j] if hasattr(X, "iloc") else (X[:, j] if not sp.issparse(X) else None)
+        if col is None:
+            continue
+        values = np.asarray(col, dtype=object)
+        known = set(np.asarray(allowed, dtype=object).tolist())
+        unknown = sorted({v for v in values.tolist() if v not in known}, key=repr)
+        if unknown:
+            name = X.columns[j] if hasattr(X, "columns") else j
+            raise ValueError(f"Column {name!r} of X holds values {unknown[:5]!r} outside the public categories "
+                             f"{list(allowed)!r} of its encoder (handle_unknown='error'): add them to categories= or "
+                             "set handle_unknown='ignore'. Nothing was reserved.")
