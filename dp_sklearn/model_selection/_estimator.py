@@ -14,17 +14,14 @@ import math
 
 import numpy as np
 import scipy.sparse as sp
-from dp_accounting import dp_event
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 
-from .._release import _public_encoder, check_public, released_event
+from .._composite import _public_encoder, check_public, released_event
 
 __all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories", "check_categories"]
 
-_ENCODERS = (OneHotEncoder, OrdinalEncoder)
 
 
 def _check_public(step, path):

@@ -1,0 +1,111 @@
+"""The split of one pipeline budget between its DP steps (at any depth), computed in one place."""
+
+from __future__ import annotations
+
+import numbers
+from collections import namedtuple
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from ._composite import inner_dp_nodes, is_dp
+from ._release import shares
+
+__all__ = ["DEFAULT_MODEL_SHARE", "StepBudget", "allotment", "check_budget", "set_budgets"]
+
+#: share of epsilon given to the final estimator when it and at least one earlier
+#: step are DP; the earlier DP steps share the rest equally
+DEFAULT_MODEL_SHARE = 0.75
+
+StepBudget = namedtuple("StepBudget", "name epsilon delta")
+StepBudget.__doc__ = """The (epsilon, delta) a DP step of a pipeline is set to spend.
+
+Parameters
+----------
+name : str
+    The step's name in the pipeline.
+epsilon : float
+    Its privacy loss in nats.
+delta : float
+    Its delta, in [0, 1).
+
+See Also
+--------
+dp_sklearn.budget_split : returns one per DP step.
+
+Examples
+--------
+>>> from dp_sklearn.pipeline import StepBudget
+>>> StepBudget("dpridge", 1.5, 5e-6).epsilon
+1.5
+"""
+
+
+def _final_path(pipeline):
+    """Parameter path of the final estimator (following the last step of inner pipelines)."""
+    name, step = pipeline.steps[-1]
+    path = name
+    while isinstance(step, Pipeline) and step.steps and not is_dp(step):
+        name, step = step.steps[-1]
+        path = f"{path}__{name}"
+    return path
+
+
+def _weights(paths, final_is_dp, split):
+    """Normalized epsilon shares of the DP leaves, in fit order."""
+    k = len(paths)
+    if split is None:
+        if k == 1 or not final_is_dp:
+            return [1.0 / k] * k
+        rest = (1.0 - DEFAULT_MODEL_SHARE) / (k - 1)
+        return [rest] * (k - 1) + [DEFAULT_MODEL_SHARE]
+    if isinstance(split, dict):
+        short = {}
+        for path in paths:
+            short.setdefault(path.rsplit("__", 1)[-1], []).append(path)
+        keyed = {}
+        for key in split:
+            target = key if key in paths else (short[key][0] if len(short.get(key, ())) == 1 else None)
+            if target is None or target in keyed:
+                raise ValueError(f"split must name every DP step exactly once, by its path ({paths}) or its name "
+                                 f"when unique, got keys {sorted(map(str, split))}.")
+            keyed[target] = split[key]
+        if len(keyed) != k:
+            raise ValueError(f"split must name every DP step exactly once ({paths}), got keys {sorted(split)}.")
+        raw = [keyed[p] for p in paths]
+    elif isinstance(split, (list, tuple, np.ndarray)):
+        raw = list(split)
+        if len(raw) != k:
+            raise ValueError(f"split must have one weight per DP step ({k}: {paths}), got {len(raw)}.")
+    else:
+        raise ValueError(f"split must be None, a sequence of weights or a dict {{step: weight}}, got {split!r}.")
+    return shares(raw, "split weights")
+
+
+def check_budget(epsilon, delta):
+    ok = isinstance(epsilon, numbers.Real) and not isinstance(epsilon, bool) and 0 < epsilon < float("inf")
+    if not ok:
+        raise ValueError(f"epsilon must be a finite number > 0, got {epsilon!r}.")
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 <= delta < 1:
+        raise ValueError(f"delta must be a number in [0, 1), got {delta!r}.")
+    return float(epsilon), float(delta)
+
+
+def allotment(pipeline, epsilon, delta, split):
+    """``StepBudget`` of every DP leaf of ``pipeline`` under the total (epsilon, delta)."""
+    epsilon, delta = check_budget(epsilon, delta)
+    nodes = inner_dp_nodes(pipeline)
+    if not nodes:
+        raise ValueError("A private pipeline needs at least one DP step (with epsilon and delta parameters), at any "
+                         "depth.")
+    paths = [path for path, _ in nodes]
+    weights = _weights(paths, paths[-1] == _final_path(pipeline), split)
+    return [StepBudget(path, w * epsilon, delta / (2 * len(paths))) for path, w in zip(paths, weights)]
+
+
+def set_budgets(pipeline, budgets):
+    params = {}
+    for b in budgets:
+        params[f"{b.name}__epsilon"] = b.epsilon
+        params[f"{b.name}__delta"] = b.delta
+    return pipeline.set_params(**params)

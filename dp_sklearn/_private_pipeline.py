@@ -1,0 +1,289 @@
+"""The fit of :class:`~dp_sklearn.pipeline.PrivatePipeline`: one planned, reserved and recorded release."""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline, _final_estimator_has
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_array
+
+from ._budget import allotment, check_budget, set_budgets
+from ._composite import check_public, compose, released_event
+from ._release import PlanComplete, active_release, planning, private_fit
+from .ledger import PrivacyLedger
+from .model_selection._estimator import check_categories, column_categories, synthetic_like
+from .model_selection._repeat_select import covered
+
+__all__ = ["PrivatePipeline"]
+
+#: seed of the public stand-in data of a pipeline's dry run (public: independent of the data)
+_PUBLIC_SEED = 12345
+
+
+def _parallel(estimator):
+    """Whether a composite of ``estimator`` fits its parts in other processes (``n_jobs``)."""
+    return any(k.endswith("n_jobs") and v not in (None, 1) for k, v in estimator.get_params(deep=True).items()
+               if k == "n_jobs" or k.endswith("__n_jobs"))
+
+
+class PrivatePipeline(Pipeline):
+    """A :class:`~sklearn.pipeline.Pipeline` whose fit is one accounted private release.
+
+    Every DP step (a step whose parameters include ``epsilon`` and ``delta``), at
+    any depth (inside ``ColumnTransformer``, ``FeatureUnion`` or an inner
+    ``Pipeline``), gets a share of one total (``epsilon``, ``delta``): step ``i``
+    of ``k`` gets ``epsilon_i = w_i * epsilon`` and ``delta_i = delta / (2 k)``,
+    so the fit is (``epsilon``, ``delta / 2``)-DP by basic composition (a
+    ledger at ``delta`` composes the steps' events more tightly).
+
+    ``fit`` (and ``fit_transform`` / ``fit_predict``) follows the one path of
+    every private fit (``docs/privacy.md``, P7):
+
+    1. validate the budget, the split and every step: a non-DP step that learns
+       from the data (``StandardScaler``, ``OneHotEncoder(categories="auto")``)
+       is refused, naming it; several different ledgers are refused;
+    2. plan the composed event by a dry run of a copy of the pipeline on public
+       synthetic data with the schema of X (events depend on the
+       hyperparameters, n and the schema only) and the real ``y``, which
+       validates every step's hyperparameters and the data each DP model sees
+       (targets, classes, bounds, solvers, dimensions) before any budget is
+       reserved; the final model stops after its own validation;
+    3. reserve that event once in the ledger, fit the steps (their own ledgers
+       are not used: the pipeline's reservation covers them), check that what
+       was released is covered by the plan, and record one composed event.
+
+    A fit that raises before any noise is drawn leaves the ledger's records as
+    they were; one that raises after a draw records the planned event (the draw
+    is a release).
+
+    Parameters
+    ----------
+    steps : list of (str, estimator) tuples
+        As for :class:`~sklearn.pipeline.Pipeline`.
+    epsilon : float, default=1.0
+        Total privacy loss of one fit, in nats (finite, > 0).
+    delta : float, default=1e-5
+        Total delta, in [0, 1).
+    split : None, sequence of float or dict, default=None
+        Relative epsilon weights of the DP steps, in fit order or by step path
+        (``"columntransformer__num"``; a step's own name is accepted when it is
+        unique). ``None``: when the final estimator and some other step are DP,
+        the final estimator gets ``DEFAULT_MODEL_SHARE = 0.75`` and the others
+        share the rest equally; otherwise equal shares.
+    ledger : dp_sklearn.PrivacyLedger or None, default=None
+        Where the fit is reserved and recorded. A DP step may carry a ledger
+        only if it is this one (or, with ``ledger=None``, if every step that
+        carries one carries the same one, which is then used); a different
+        ledger is refused, since one release cannot be recorded in two
+        accounts. With a composite fitting in parallel (``n_jobs``), the steps
+        must not carry a ledger.
+    memory : str, object with the joblib.Memory interface or None, default=None
+        As for :class:`~sklearn.pipeline.Pipeline`.
+    verbose : bool, default=False
+        As for :class:`~sklearn.pipeline.Pipeline`.
+
+    Attributes
+    ----------
+    dp_event_ : dp_accounting.DpEvent
+        The composed event of the fit (one entry per DP step, in fit order).
+    epsilon_, delta_ : float
+        The stated total (``epsilon``, ``delta``).
+    budget_split_ : list of StepBudget
+        What each DP step was set to spend.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``: an invalid budget or split, no DP step, a non-private
+        step that learns from the data, several ledgers, or any error of a
+        step's validation (raised before any budget is reserved).
+    dp_sklearn.BudgetExceededError
+        From ``fit``, if the ledger cannot afford the composed event (nothing
+        is reserved or fitted then).
+
+    Notes
+    -----
+    The pipeline owns its DP steps' ``epsilon`` and ``delta``: ``fit`` sets
+    them to the split (so ``get_params`` shows what each step spends); set the
+    pipeline's ``epsilon``, ``delta`` or ``split`` instead. Inside an enclosing
+    private fit (``DPGridSearchCV``, another private pipeline) the pipeline
+    reports its steps' events to it and reserves nothing itself.
+
+    See Also
+    --------
+    make_private_pipeline : builds one from estimators, naming the steps.
+    budget_split : the split, by step path.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dp_sklearn import DPRidge, PrivacyLedger
+    >>> from dp_sklearn.pipeline import PrivatePipeline
+    >>> from dp_sklearn.preprocessing import DPStandardScaler
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 3)); y = X @ [1.0, -1.0, 0.5]
+    >>> led = PrivacyLedger(max_epsilon=1.0)
+    >>> pipe = PrivatePipeline([("scale", DPStandardScaler(bounds=(-4, 4), random_state=0)),
+    ...                         ("ridge", DPRidge(bounds_y=(-5, 5), random_state=0))],
+    ...                        epsilon=1.0, ledger=led).fit(X, y)
+    >>> len(led), led.total_epsilon() <= 1.0
+    (1, True)
+    >>> led.delete()
+    """
+
+    _parameter_constraints: dict = {
+        **Pipeline._parameter_constraints,
+        "epsilon": [Real],
+        "delta": [Real],
+        "split": [None, dict, list, tuple, np.ndarray],
+        "ledger": [PrivacyLedger, None],
+    }
+
+    def __init__(self, steps, *, epsilon=1.0, delta=1e-5, split=None, ledger=None, memory=None, verbose=False):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.split = split
+        self.ledger = ledger
+        super().__init__(steps, memory=memory, verbose=verbose)
+
+    # ------------------------------------------------------------ the release
+    def _ledger(self):
+        """The one ledger of the fit (see the ``ledger`` parameter)."""
+        params = self.get_params(deep=True)
+        found = [v for k, v in params.items() if (k == "ledger" or k.endswith("__ledger")) and v is not None]
+        inner = [v for k, v in params.items() if k.endswith("__ledger") and v is not None]
+        distinct = []
+        for led in found:
+            if not any(led is d or led == d for d in distinct):
+                distinct.append(led)
+        if len(distinct) > 1:
+            raise ValueError(
+                f"{type(self).__name__} records its fit in one ledger, but its steps carry {len(distinct)} different "
+                "ledgers: set ledger= on the pipeline and leave the steps' ledger=None (or the same ledger).")
+        if inner and _parallel(self):
+            raise ValueError(f"{type(self).__name__}: a step fitted in parallel (n_jobs) cannot carry a ledger; set "
+                             "ledger= on the pipeline and leave the steps' ledger=None.")
+        return distinct[0] if distinct else None
+
+    def _prepare(self):
+        """Validate everything that needs no data; set the DP steps' budgets. Returns the split."""
+        check_budget(self.epsilon, self.delta)
+        check_public(self, owner=type(self).__name__)
+        budgets = allotment(self, self.epsilon, self.delta, self.split)
+        set_budgets(self, budgets)
+        return budgets
+
+    def _plan(self, X, y, params):
+        """The composed event of a fit on X, from a dry run on public data with X's schema."""
+        if not hasattr(X, "shape"):
+            X = check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
+        check_categories(self, X)
+        rows = _num_samples(X)
+        stand_in = synthetic_like(X, rows, np.random.default_rng(_PUBLIC_SEED), column_categories(self, X))
+        dry = clone(self)
+        with warnings.catch_warnings(), planning() as plan:
+            warnings.simplefilter("ignore")
+            try:
+                dry.fit(stand_in, y, **params)
+            except PlanComplete:
+                pass
+            except Exception as exc:
+                exc.add_note(f"(raised while {type(self).__name__} validated its steps on public stand-in data "
+                             "with the schema of X, before any budget was reserved)")
+                raise
+        if not plan.events:
+            raise ValueError(f"{type(self).__name__}: no DP step was fitted in the dry run.")
+        return compose(plan.events)
+
+    def _private(self, method, X, y, **params):
+        budgets = self._prepare()
+        fit = getattr(super(), method)
+        if active_release() is not None:  # inside a search's or another pipeline's release (or a plan)
+            self.__dict__.pop("dp_event_", None)
+            out = fit(X, y, **params)
+            self._set_released(released_event(self), budgets)
+            return out
+        ledger = self._ledger()
+        planned = self._plan(X, y, params)
+        label = f"{type(self).__name__}({', '.join(b.name for b in budgets)})"
+        with private_fit(self, planned, ledgers=[ledger], epsilon=self.epsilon, delta=self.delta,
+                         label=label) as release:
+            if _parallel(self):  # the steps' draws happen out of sight: count the fit as drawn
+                release.mark_drawn()
+            self.__dict__.pop("dp_event_", None)
+            out = fit(X, y, **params)
+            released = released_event(self)
+            if not covered(released, planned):
+                raise RuntimeError(f"The events released by {type(self).__name__} ({released}) are not covered by "
+                                   f"its plan ({planned}): a step's event depends on the data, which dp_sklearn "
+                                   "forbids (docs/privacy.md). The planned event was recorded.")
+            self._set_released(planned, budgets)
+        return out
+
+    def _set_released(self, event, budgets):
+        self.dp_event_ = event
+        self.epsilon_, self.delta_ = float(self.epsilon), float(self.delta)
+        self.budget_split_ = list(budgets)
+
+    def fit(self, X, y=None, **params):
+        """Fit the pipeline as one private release (see the class docstring).
+
+        Parameters
+        ----------
+        X : iterable
+            Training data, as for :meth:`sklearn.pipeline.Pipeline.fit`.
+        y : iterable, default=None
+            Training targets.
+        **params : dict
+            Fit parameters, as for :meth:`sklearn.pipeline.Pipeline.fit`.
+
+        Returns
+        -------
+        self : PrivatePipeline
+            The fitted pipeline.
+        """
+        return self._private("fit", X, y, **params)
+
+    @available_if(Pipeline._can_fit_transform)
+    def fit_transform(self, X, y=None, **params):
+        """Fit as one private release (see :meth:`fit`), then transform X with the final step.
+
+        Parameters
+        ----------
+        X : iterable
+            Training data.
+        y : iterable, default=None
+            Training targets.
+        **params : dict
+            Fit parameters.
+
+        Returns
+        -------
+        Xt : ndarray of shape (n_samples, n_transformed_features)
+            The transformed training data.
+        """
+        return self._private("fit_transform", X, y, **params)
+
+    @available_if(_final_estimator_has("fit_predict"))
+    def fit_predict(self, X, y=None, **params):
+        """Fit as one private release (see :meth:`fit`), then predict X with the final step.
+
+        Parameters
+        ----------
+        X : iterable
+            Training data.
+        y : iterable, default=None
+            Training targets.
+        **params : dict
+            Fit parameters.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            The predictions.
+        """
+        return self._private("fit_predict", X, y, **params)
