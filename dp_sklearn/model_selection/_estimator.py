@@ -19,9 +19,9 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 
 from .._composite import _public_encoder, check_public, released_event
+from .._release import shares
 
 __all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories", "check_categories"]
-
 
 
 def _check_public(step, path):
@@ -93,7 +93,7 @@ class EstimatorSpec:
         deltas = [float(params[k]) for k in self.delta_keys]
         d_sum = sum(deltas)
         d_shares = [d / d_sum for d in deltas] if d_sum > 0 else [1.0 / len(deltas)] * len(deltas)
-        return [e / sum(eps) for e in eps], d_shares
+        return shares(eps, "epsilon"), d_shares
 
     def forbidden_keys(self):
         """Parameters the search sets itself (never in a grid)."""
