@@ -179,8 +179,8 @@ class PrivatePipeline(Pipeline):
 
     def _plan(self, X, y, params):
         """The composed event of a fit on X, from a dry run on public data with X's schema."""
-        if not hasattr(X, "shape"):
-            X = check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
+        if not hasattr(X, "shape") or len(X.shape) != 2:  # lists; 1-D or 3-D input raises the usual error
+            X = check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=False, input_name="X")
         check_categories(self, X)
         rows = _num_samples(X)
         stand_in = synthetic_like(X, rows, np.random.default_rng(_PUBLIC_SEED), column_categories(self, X))

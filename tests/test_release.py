@@ -291,3 +291,14 @@ def test_private_pipeline_clones_and_sets_params_like_an_estimator():
     assert [b.epsilon for b in twin.budget_split_] == pytest.approx([0.25, 0.75])
     gs = GridSearchCV(pipe, {"dpridge__alpha": [0.1, 1.0]}, cv=2).fit(X, Y)
     assert gs.best_estimator_.dp_event_ is not None
+
+
+def test_private_pipeline_passes_check_estimator_as_a_pipeline_does():
+    """scikit-learn's checks, except the two every Pipeline fails (it fits its steps in place)."""
+    from sklearn.utils.estimator_checks import check_estimator
+
+    pipe = make_private_pipeline(_scaler(), DPRidge(bounds_y=(-3, 3), random_state=0))
+    inherent = {name: "a Pipeline fits its steps in place" for name in
+                ("check_estimators_overwrite_params", "check_dont_overwrite_parameters")}
+    results = check_estimator(pipe, on_fail=None, expected_failed_checks=inherent)
+    assert [r["check_name"] for r in results if r["status"] == "failed"] == []
