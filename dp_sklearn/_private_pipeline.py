@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import warnings
+from contextlib import redirect_stdout
 from numbers import Real
 
 import numpy as np
+from dp_accounting import dp_event
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline, _final_estimator_has
 from sklearn.utils.metaestimators import available_if
@@ -28,6 +31,14 @@ def _parallel(estimator):
     """Whether a composite of ``estimator`` fits its parts in other processes (``n_jobs``)."""
     return any(k.endswith("n_jobs") and v not in (None, 1) for k, v in estimator.get_params(deep=True).items()
                if k == "n_jobs" or k.endswith("__n_jobs"))
+
+
+def _same_release(released, planned):
+    """Whether the released events are the planned ones (in any order) or covered by them."""
+    def parts(event):
+        return sorted(map(repr, event.events)) if isinstance(event, dp_event.ComposedDpEvent) else [repr(event)]
+
+    return released == planned or parts(released) == parts(planned) or covered(released, planned)
 
 
 class PrivatePipeline(Pipeline):
@@ -105,6 +116,11 @@ class PrivatePipeline(Pipeline):
         From ``fit``, if the ledger cannot afford the composed event (nothing
         is reserved or fitted then).
 
+    See Also
+    --------
+    make_private_pipeline : builds one from estimators, naming the steps.
+    budget_split : the split, by step path.
+
     Notes
     -----
     The pipeline owns its DP steps' ``epsilon`` and ``delta``: ``fit`` sets
@@ -112,11 +128,6 @@ class PrivatePipeline(Pipeline):
     pipeline's ``epsilon``, ``delta`` or ``split`` instead. Inside an enclosing
     private fit (``DPGridSearchCV``, another private pipeline) the pipeline
     reports its steps' events to it and reserves nothing itself.
-
-    See Also
-    --------
-    make_private_pipeline : builds one from estimators, naming the steps.
-    budget_split : the split, by step path.
 
     Examples
     --------
@@ -185,7 +196,8 @@ class PrivatePipeline(Pipeline):
         rows = _num_samples(X)
         stand_in = synthetic_like(X, rows, np.random.default_rng(_PUBLIC_SEED), column_categories(self, X))
         dry = clone(self)
-        with warnings.catch_warnings(), planning() as plan:
+        # the dry run's warnings and progress lines are about stand-in data: not shown
+        with warnings.catch_warnings(), redirect_stdout(io.StringIO()), planning() as plan:
             warnings.simplefilter("ignore")
             try:
                 dry.fit(stand_in, y, **params)
@@ -217,7 +229,7 @@ class PrivatePipeline(Pipeline):
             self.__dict__.pop("dp_event_", None)
             out = fit(X, y, **params)
             released = released_event(self)
-            if not covered(released, planned):
+            if not _same_release(released, planned):
                 raise RuntimeError(f"The events released by {type(self).__name__} ({released}) are not covered by "
                                    f"its plan ({planned}): a step's event depends on the data, which dp_sklearn "
                                    "forbids (docs/privacy.md). The planned event was recorded.")
@@ -255,11 +267,11 @@ class PrivatePipeline(Pipeline):
         Parameters
         ----------
         X : iterable
-            Training data.
+            Training data (as for :meth:`fit`).
         y : iterable, default=None
-            Training targets.
+            Targets (as for :meth:`fit`).
         **params : dict
-            Fit parameters.
+            As for :meth:`fit`.
 
         Returns
         -------
@@ -275,11 +287,11 @@ class PrivatePipeline(Pipeline):
         Parameters
         ----------
         X : iterable
-            Training data.
+            Training data, as for :meth:`fit`.
         y : iterable, default=None
-            Training targets.
+            Its targets.
         **params : dict
-            Fit parameters.
+            Fit parameters of the steps.
 
         Returns
         -------

@@ -210,12 +210,11 @@ class PrivacyLedger(_Reservations, _LedgerReports):
         Parameters
         ----------
         epsilon, delta : float
-            The release's guarantee: epsilon > 0 in nats (``inf``: non-private),
-            delta in [0, 1).
+            As for :meth:`reserve`.
         event : dp_accounting.DpEvent, default=None
-            The release's event, if known before it runs.
+            As for :meth:`reserve` (``None``: a generic event).
         label : str, default=None
-            Name of the release in the store (e.g. the estimator's class name).
+            As for :meth:`reserve`.
 
         Returns
         -------
