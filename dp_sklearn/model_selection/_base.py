@@ -63,9 +63,7 @@ def _withhold_warnings():
 
     Whether a fit on the private data warns (and how many of the hidden number of runs
     did) can depend on the data (an encoder meeting an unseen category, a scikit-learn
-    step that does not converge): the search emits no such warning. Warnings about
-    public values (``delta`` against n) are raised by the same estimators during the
-    calibration on public synthetic data, before this context.
+    step that does not converge): the search emits no such warning.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -225,11 +225,11 @@ class DPGridSearchCV(_BaseDPSearch):
     Warns
     -----
     UserWarning
-        Only about public values: from the calibration on public synthetic data
-        (e.g. ``delta`` not much smaller than 1 / n), or when a Poisson draw gives
-        no run. Warnings of the fits on the private data are withheld (they could
-        depend on it, and their number on the hidden number of runs;
-        ``docs/privacy.md``).
+        Only when a Poisson draw gives no run (``shape=numpy.inf``). Warnings of
+        the internal fits are withheld, those on public synthetic data (the
+        calibration) and those on the private data alike: the latter could
+        depend on the data, and their number on the hidden number of runs
+        (``docs/privacy.md``).
 
     Notes
     -----
