@@ -9,13 +9,13 @@ under-noised one is caught when ``epsilon_lower > epsilon``.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import beta
 
+from ._audit_checks import check_binomial, check_dataset, check_int, check_outputs, check_scores, stack_outputs
 from ._data import check_bound
 
 __all__ = [
@@ -99,8 +99,7 @@ def clopper_pearson_upper(k, n, alpha):
     Raises
     ------
     ValueError
-        If ``k`` or ``n`` is not a whole number (or is a bool), ``n < 1``, ``k`` is
-        outside ``[0, n]``, or ``alpha`` is not in (0, 1).
+        If ``k`` or ``n`` is not a whole number, ``n < 1``, ``k`` not in [0, n], or ``alpha`` not in (0, 1).
 
     See Also
     --------
@@ -116,27 +115,11 @@ def clopper_pearson_upper(k, n, alpha):
     >>> round(float(clopper_pearson_upper(0, 100, 0.05)), 4)  # 1 - 0.05 ** (1 / 100)
     0.0295
     """
-    k, n = _check_counts(k, n)
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be a real number in (0, 1), got {alpha!r}.")
+    k, n = check_binomial(k, n, alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
         upper = beta.ppf(1.0 - alpha, k + 1.0, n - k)
     upper = np.where(k >= n, 1.0, upper)
     return upper[()] if upper.ndim == 0 else upper
-
-
-def _check_counts(k, n):
-    """``k`` and ``n`` as float arrays of whole numbers with ``n >= 1`` and ``0 <= k <= n``, else ValueError."""
-    out, given = [], (k, n)
-    for name, v in (("k", k), ("n", n)):
-        a = np.asarray(v)
-        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)) or not np.all(a == np.floor(a)):
-            raise ValueError(f"{name} must hold whole numbers (ints, not bools), got {v!r}.")
-        out.append(a.astype(float))
-    k, n = out
-    if not (np.all(n >= 1) and np.all(k >= 0) and np.all(k <= n)):
-        raise ValueError(f"clopper_pearson_upper needs n >= 1 and 0 <= k <= n, got k={given[0]!r}, n={given[1]!r}.")
-    return k, n
 
 
 def _epsilon_from_rates(fpr, fnr, delta):
@@ -159,28 +142,7 @@ def _error_counts(s0, s1, thresholds):
 
 
 def _run_chunk(mechanism, X, y, rng, size):
-    out = [np.ravel(np.asarray(mechanism(X, y, rng), dtype=float)) for _ in range(size)]
-    if len({o.shape for o in out}) > 1:
-        raise ValueError(f"mechanism must return outputs of one fixed shape, got sizes {sorted({o.size for o in out})}.")
-    return np.stack(out)
-
-
-def _check_outputs(outputs):
-    """The mechanism's outputs on D and D': one non-empty width, all finite, else ValueError."""
-    if outputs[0].shape[1] != outputs[1].shape[1]:
-        raise ValueError(f"mechanism must return outputs of one fixed shape, got {outputs[0].shape[1]} values on D "
-                         f"and {outputs[1].shape[1]} on D_prime.")
-    if outputs[0].shape[1] == 0:
-        raise ValueError("mechanism returned an empty array: there is nothing to audit.")
-    for name, o in zip(("D", "D_prime"), outputs):
-        if not np.isfinite(o).all():
-            raise ValueError(f"mechanism returned NaN or infinity on {name}: a release must be finite to be audited.")
-
-
-def _check_dataset(D, name):
-    if not isinstance(D, (tuple, list)) or len(D) != 2:
-        raise ValueError(f"{name} must be an (X, y) tuple, got {type(D).__name__}.")
-    return tuple(D)
+    return stack_outputs([np.ravel(np.asarray(mechanism(X, y, rng), dtype=float)) for _ in range(size)])
 
 
 def audit_epsilon(
@@ -242,10 +204,9 @@ def audit_epsilon(
     Raises
     ------
     ValueError
-        If ``n_samples < 20``, ``confidence`` is not in (0, 1), ``delta`` is not
-        in [0, 1), ``D``/``D_prime`` are not (X, y) pairs, the mechanism returns
-        an empty array, NaN or infinity, or outputs of varying shape, or
-        ``statistic`` returns an array of the wrong shape or non-finite scores.
+        If ``n_samples < 20``, ``confidence`` is not in (0, 1), ``delta`` is not in [0, 1),
+        ``D``/``D_prime`` are not (X, y) pairs, the mechanism returns an empty, non-finite
+        or varying-size output, or ``statistic`` a wrong shape or non-finite scores.
 
     See Also
     --------
@@ -296,7 +257,7 @@ def audit_epsilon(
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     if statistic is not None and not callable(statistic):
         raise ValueError("statistic must be a callable or None.")
-    datasets = (_check_dataset(D, "D"), _check_dataset(D_prime, "D_prime"))
+    datasets = (check_dataset(D, "D"), check_dataset(D_prime, "D_prime"))
     n_samples = int(n_samples)
 
     # --- sampling: fixed-size chunks, each with its own spawned generator ---
@@ -315,7 +276,7 @@ def audit_epsilon(
             print(f"audit: {done}/{2 * n_samples} samples", flush=True)
     m = len(sizes)
     outputs = [np.concatenate(chunks[:m]), np.concatenate(chunks[m:])]
-    _check_outputs(outputs)
+    check_outputs(outputs)
 
     # --- split into fit / evaluation halves and compute scores ---
     half = n_samples // 2
@@ -326,14 +287,7 @@ def audit_epsilon(
         statistic = lambda out: out @ w  # noqa: E731
     scores = []
     for o in (*fit, *ev):
-        s = np.asarray(statistic(o), dtype=float)
-        if s.shape != (o.shape[0],):
-            raise ValueError(
-                f"statistic must return an array of shape ({o.shape[0]},), got {s.shape}."
-            )
-        if not np.isfinite(s).all():
-            raise ValueError("statistic returned NaN or infinity.")
-        scores.append(s)
+        scores.append(check_scores(statistic(o), o.shape[0]))
     f0, f1, e0, e1 = scores
 
     # --- threshold selection on the fit half (both sides, pessimistic estimate) ---
@@ -406,9 +360,8 @@ def glm_worst_case_pair(
     Raises
     ------
     ValueError
-        If ``kind`` is unknown, ``n`` or ``n_features`` is not an int (or is a
-        bool), ``n < 3``, ``n_features < 1``, or ``data_norm`` is not a finite
-        positive real (a normal float64).
+        If ``kind`` is unknown, ``n`` or ``n_features`` is not an int (bools refused),
+        ``n < 3``, ``n_features < 1``, or ``data_norm`` is not finite and positive.
 
     See Also
     --------
@@ -423,9 +376,7 @@ def glm_worst_case_pair(
     """
     if kind not in ("regression", "classification"):
         raise ValueError(f"kind must be 'regression' or 'classification', got {kind!r}.")
-    for name, v, low in (("n", n, 3), ("n_features", n_features, 1)):
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {v!r}.")
+    check_int(n, "n", 3), check_int(n_features, "n_features", 1)
     data_norm = check_bound(data_norm, "data_norm")
     rng = np.random.default_rng(random_state)
     scale = 0.01 * data_norm / math.sqrt(n_features)

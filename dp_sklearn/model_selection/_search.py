@@ -99,8 +99,7 @@ class DPGridSearchCV(_BaseDPSearch):
     epsilon : float
         Total privacy loss of the whole search, in nats, > 0 (keyword-only).
     delta : float, default=1e-5
-        Total delta, in (0, 1) (keyword-only); the estimators' default. It should be
-        much smaller than 1 / n_samples.
+        Total delta, in (0, 1) (keyword-only), the estimators' default.
     n_iter : float or int, default=None
         ``"repeat_and_select"``: mean number of candidate runs, >= 1; ``None``
         uses 3 x the grid size (``param_grid``) or 10 (``param_distributions``).
@@ -225,11 +224,9 @@ class DPGridSearchCV(_BaseDPSearch):
     Warns
     -----
     UserWarning
-        Only when a Poisson draw gives no run (``shape=numpy.inf``). Warnings of
-        the internal fits are withheld, those on public synthetic data (the
-        calibration) and those on the private data alike: the latter could
-        depend on the data, and their number on the hidden number of runs
-        (``docs/privacy.md``).
+        Only when a Poisson draw gives no run. Every warning of the internal fits
+        is withheld: it could depend on the data, and their number on the hidden
+        number of runs (``docs/privacy.md``).
 
     Notes
     -----
