@@ -10,7 +10,7 @@ __all__ = ["check_binomial", "check_dataset", "check_int", "check_outputs", "che
 
 
 def check_binomial(k, n, alpha):
-    """``k``, ``n`` as float arrays of whole numbers, ``n >= 1``, ``0 <= k <= n``, ``alpha`` in (0, 1); else ValueError."""
+    """``k``, ``n`` as float arrays of whole numbers with ``1 <= n``, ``0 <= k <= n``; ``alpha`` in (0, 1)."""
     if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be a real number in (0, 1), got {alpha!r}.")
     out, given = [], (k, n)
@@ -54,7 +54,8 @@ def check_int(value, name, low):
 def stack_outputs(outputs):
     """The outputs of one chunk of runs as an (m, d) array; ValueError if their sizes differ."""
     if len({o.shape for o in outputs}) > 1:
-        raise ValueError(f"mechanism must return outputs of one fixed shape, got sizes {sorted({o.size for o in outputs})}.")
+        sizes = sorted({o.size for o in outputs})
+        raise ValueError(f"mechanism must return outputs of one fixed shape, got sizes {sizes}.")
     return np.stack(outputs)
 
 

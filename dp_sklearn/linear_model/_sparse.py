@@ -109,15 +109,9 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
     report_clipping : bool, default=False
-        Release a private estimate of how many records were clipped, as
-        ``clipped_fraction_``: for ``data_norm`` and ``bounds_y``, the fraction of
-        rows with norm above ``data_norm_`` and of targets outside ``bounds_y_``,
-        each a count plus Laplace noise over n (Andrew et al. 2021, adaptive
-        clipping; replace-one sensitivity 1 per count). It spends 5% of
-        ``epsilon`` (``dp_sklearn._clipping.CLIPPING_SHARE``), composed into
-        ``dp_event_``; the model gets the rest. Nothing about clipping is
-        reported otherwise: no fit emits a warning that depends on the data
-        (``docs/privacy.md``). Not supported for dask input.
+        Release ``clipped_fraction_``, private fractions of the rows beyond
+        ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of
+        ``epsilon`` (see :class:`DPRidge`).
 
     Attributes
     ----------
@@ -256,14 +250,8 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
     report_clipping : bool, default=False
-        Release a private estimate of the fraction of rows with norm above
-        ``data_norm_`` (those clipped), as ``clipped_fraction_``: the count plus
-        Laplace noise, over n (Andrew et al. 2021, adaptive clipping;
-        replace-one sensitivity 1). It spends 5% of ``epsilon``
-        (``dp_sklearn._clipping.CLIPPING_SHARE``), composed into ``dp_event_``;
-        the model gets the rest. Nothing about clipping is reported otherwise:
-        no fit emits a warning that depends on the data (``docs/privacy.md``).
-        Not supported for dask input.
+        Release ``clipped_fraction_``, a private fraction of the rows beyond
+        ``data_norm_``, for 5% of ``epsilon`` (see :class:`DPLogisticRegression`).
 
     Attributes
     ----------
