@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BLOCK_ENTRIES", "clip_block_inf", "clip_block_l2", "is_canonical_csr", "normalize_csr",
+__all__ = ["BLOCK_ENTRIES", "clip_block_inf", "clip_block_l2", "count_clipped", "is_canonical_csr", "normalize_csr",
            "normalize_dense", "row_norms"]
 
 _SHRINK = 1.0 + 2.0**-50  # pushes a row whose computed norm is 1 + O(ulp) back to <= 1
@@ -84,14 +84,13 @@ def normalize_dense(X, B, clip, n_extra):
     n, p = X.shape
     out = np.empty((n, p + n_extra))
     step = max(1, BLOCK_ENTRIES // max(p, 1))
-    warn = False
     for start in range(0, n, step):  # blocks of rows, each a few MB
         V = out[start:start + step, :p]
         V[...] = X[start:start + step]  # the float64 cast of any numeric input, exact for float16/32
         if not np.isfinite(V).all():
             raise ValueError("X contains NaN or infinity; clean or impute it first.")
-        warn |= bool(clip(V, None, V.shape[0], B).any())
-    return out, warn
+        clip(V, None, V.shape[0], B)
+    return out
 
 
 def is_canonical_csr(X):
@@ -129,7 +128,6 @@ def normalize_csr(X, B, clip, n_extra):
     index_dtype = np.int64 if max(out_ptr[-1], p + 1) > np.iinfo(np.int32).max else np.int32
     data, indices = np.empty(out_ptr[-1]), np.empty(out_ptr[-1], dtype=index_dtype)
     bounds = _row_blocks(n, ptr[1:])
-    warn = False
     for s, e in zip(bounds[:-1], bounds[1:]):
         lo, hi = ptr[s], ptr[e]
         V = np.array(X.data[lo:hi], dtype=np.float64)
@@ -137,7 +135,7 @@ def normalize_csr(X, B, clip, n_extra):
             raise ValueError("X contains NaN or infinity (after summing duplicate sparse entries); "
                              "clean or impute it first.")
         rows = np.repeat(np.arange(e - s), np.diff(ptr[s:e + 1]))
-        warn |= bool(clip(V, rows, e - s, B).any())
+        clip(V, rows, e - s, B)
         cols = X.indices[lo:hi]
         if n_extra:
             ends = ptr[s + 1:e + 1] - lo
@@ -145,7 +143,28 @@ def normalize_csr(X, B, clip, n_extra):
         data[out_ptr[s]:out_ptr[e]], indices[out_ptr[s]:out_ptr[e]] = V, cols
     out = sp.csr_matrix((data, indices, out_ptr.astype(index_dtype)), shape=(n, p + n_extra))
     out.has_sorted_indices = True
-    return out, warn
+    return out
+
+
+def count_clipped(X, B, clip):
+    """Rows of X (2-D numeric ndarray or canonical CSR) that ``clip`` clips beyond rounding.
+
+    Runs the clipping kernel on float64 copies of row blocks (X is not modified, no
+    X-sized temporary), so the count is exactly the number of rows the normalization
+    clips by more than a relative 1e-12.
+    """
+    n = X.shape[0]
+    if not sp.issparse(X):
+        step = max(1, BLOCK_ENTRIES // max(X.shape[1], 1))
+        return int(sum(np.count_nonzero(clip(np.array(X[s:s + step], dtype=np.float64), None, min(step, n - s), B))
+                       for s in range(0, n, step)))
+    ptr = np.asarray(X.indptr, dtype=np.int64)
+    bounds = _row_blocks(n, ptr[1:])
+    total = 0
+    for s, e in zip(bounds[:-1], bounds[1:]):
+        rows = np.repeat(np.arange(e - s), np.diff(ptr[s:e + 1]))
+        total += np.count_nonzero(clip(np.array(X.data[ptr[s]:ptr[e]], dtype=np.float64), rows, e - s, B))
+    return int(total)
 
 
 def row_norms(X):

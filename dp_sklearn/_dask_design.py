@@ -13,8 +13,8 @@ in a whole-array call), and the only quantities that reach the client are
   ``clipped_gradient_sum`` on the block;
 * for the squared loss's Gram path (:mod:`dp_sklearn._gram`), ``G = X^T X`` and
   ``b = X^T y`` once per fit (``dim x dim`` and ``dim``), summed over blocks;
-* which public bounds were exceeded (the count-free clip events of
-  :mod:`dp_sklearn._warnings`).
+and nothing about clipping: no count and no warning leaves the blocks (``docs/privacy.md``,
+"What the analyst sees"; ``report_clipping=True`` is refused for dask input).
 
 **Privacy.** The mechanism is unchanged, so its analysis is: the clipped sum a step
 releases is the same function of the data (a sum over blocks is a sum over rows, and
@@ -43,7 +43,6 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._data import Problem, normalize_X, normalize_y
-from ._warnings import _REPORT, _report_clip
 
 __all__ = ["DaskDesign", "DaskTargets", "is_dask_collection", "dask_problem", "normalize_dask", "normalize_y_dask"]
 
@@ -69,17 +68,6 @@ def is_dask_collection(obj):
 
 
 # --------------------------------------------------------------------------- block tasks (run on the workers)
-def _with_clip_events(func, *args):
-    """``func(*args)`` with the clip events it reports collected (they are returned, not warned)."""
-    events = []
-    token = _REPORT.set(events)
-    try:
-        out = func(*args)
-    finally:
-        _REPORT.reset(token)
-    return out, events
-
-
 def _block_row_norms(Xt):
     if sp.issparse(Xt):
         return np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
@@ -87,34 +75,26 @@ def _block_row_norms(Xt):
 
 
 def _prepare_block(Xb, yb, x_args, y_bounds):
-    """One block of the normalized problem: (X_tilde, y_tilde, row norms, clip events)."""
-    (Xt, _, _), events = _with_clip_events(normalize_X, Xb, *x_args)
-    if y_bounds is None:
-        yt = np.asarray(yb, dtype=np.float64)
-    else:
-        (yt, _, _), y_events = _with_clip_events(normalize_y, yb, y_bounds)
-        events += y_events
-    return Xt, yt, _block_row_norms(Xt), events
+    """One block of the normalized problem: (X_tilde, y_tilde, row norms)."""
+    Xt, _, _ = normalize_X(Xb, *x_args)
+    yt = np.asarray(yb, dtype=np.float64) if y_bounds is None else normalize_y(yb, y_bounds)[0]
+    return Xt, yt, _block_row_norms(Xt)
 
 
 def _gram_block(Xb, yb, x_args, y_bounds):
-    """(X_b^T X_b, X_b^T y_b, clip events) of one block, normalized on the worker."""
-    Xt, yt, _, events = _prepare_block(Xb, yb, x_args, y_bounds)
+    """(X_b^T X_b, X_b^T y_b) of one block, normalized on the worker."""
+    Xt, yt, _ = _prepare_block(Xb, yb, x_args, y_bounds)
     G = np.asarray((Xt.T @ Xt).toarray() if sp.issparse(Xt) else Xt.T @ Xt, dtype=np.float64)
-    return G, np.asarray(Xt.T @ yt, dtype=np.float64).ravel(), events
+    return G, np.asarray(Xt.T @ yt, dtype=np.float64).ravel()
 
 
 def _gradient_block(block, loss, theta, clip_norm):
     """The block's clipped gradient sum (``clip_norm`` given) or its exact gradient sum."""
-    Xt, yt, rn, _ = block
+    Xt, yt, rn = block
     if clip_norm is not None:
         return loss.clipped_gradient_sum(Xt, yt, theta, rn, clip_norm)
     d = loss.dphi(loss.margins(Xt, theta), yt)
     return np.asarray(Xt.T @ d).ravel()
-
-
-def _events_of(block):
-    return block[-1]
 
 
 def _sum_parts(parts):
@@ -126,12 +106,7 @@ def _sum_parts(parts):
 
 
 def _sum_gram_parts(parts):
-    return _sum_parts([p[0] for p in parts]), _sum_parts([p[1] for p in parts]), [e for p in parts for e in p[2]]
-
-
-def _report(event_lists):
-    for message in dict.fromkeys(e for events in event_lists for e in events):
-        _report_clip(message)
+    return _sum_parts([p[0] for p in parts]), _sum_parts([p[1] for p in parts])
 
 
 # --------------------------------------------------------------------------- client side
@@ -214,8 +189,7 @@ class DaskDesign:
 
             parts = [dask.delayed(_gram_block, pure=False)(xb, yb, self.x_args, self.targets.bounds)
                      for xb, yb in self._pairs()]
-            gram, xty, events = dask.compute(dask.delayed(_sum_gram_parts)(parts))[0]
-            _report([events])
+            gram, xty = dask.compute(dask.delayed(_sum_gram_parts)(parts))[0]
             self._gram = (gram, xty)
         return self._gram
 
@@ -227,7 +201,6 @@ class DaskDesign:
             blocks = [dask.delayed(_prepare_block, pure=False)(xb, yb, self.x_args, self.targets.bounds)
                       for xb, yb in self._pairs()]
             self._blocks = dask.persist(*blocks)
-            _report(dask.compute(*[dask.delayed(_events_of)(b) for b in self._blocks]))
         return self._blocks
 
     def gradient_sum(self, loss, theta, clip_norm=None):

@@ -7,11 +7,11 @@ in [-1, 1]. Clipping is exact for every finite input: it is done in float64 on a
 canonical copy of the data (sparse duplicates summed), with norms computed on rows
 pre-scaled by their largest entry so that they neither overflow nor underflow.
 
-Clipping is reported to the caller with a :class:`ClippingWarning` that names the
-public bound and no count, and is never stored on the estimator (see
-``docs/privacy.md``, "What the analyst sees"). Inside :func:`clipping_report` every
-clip event is collected and at most one warning is emitted when the outermost
-context exits.
+Clipping is silent: whether a record exceeded a bound is a function of the data, so
+it is never warned, printed or stored (``docs/privacy.md``, "What the analyst sees").
+:func:`count_clipped_rows` counts the rows beyond the bound for the opt-in private
+diagnostic ``report_clipping=True`` (:mod:`dp_sklearn._clipping`), which releases the
+count only with noise.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ._blockwise import clip_block_inf, clip_block_l2, is_canonical_csr, normalize_csr, normalize_dense
-from ._warnings import ClippingWarning, _report_clip, clipping_report
+from ._blockwise import clip_block_inf, clip_block_l2, count_clipped, is_canonical_csr, normalize_csr, normalize_dense
+from ._warnings import ClippingWarning
 
 __all__ = [
-    "ClippingWarning", "Problem", "check_bound", "check_bounds_y", "clipping_report", "normalize_X", "normalize_y",
+    "ClippingWarning", "Problem", "check_bound", "check_bounds_y", "count_clipped_rows", "normalize_X", "normalize_y",
 ]
 
 _TINY = float(np.finfo(np.float64).tiny)
@@ -140,6 +140,41 @@ def _as_array(X):
 
 
 # --------------------------------------------------------------------------- clipping
+def _clip_setup(X, data_norm, data_norm_ord):
+    """The checked bound, X as a numeric array or canonical CSR, and the clipping kernel."""
+    B = check_bound(data_norm, "data_norm")
+    if data_norm_ord not in (2, np.inf) or isinstance(data_norm_ord, (bool, np.bool_)):
+        raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {data_norm_ord!r}.")
+    if sp.issparse(X) and not (X.format == "csr" and is_canonical_csr(X)):
+        X = _canonical_csr(X)
+    return B, X, clip_block_l2 if data_norm_ord == 2 else clip_block_inf
+
+
+def count_clipped_rows(X, data_norm, data_norm_ord):
+    """Number of rows of X that :func:`normalize_X` clips (beyond rounding); X is not modified.
+
+    The count is private data: it is released only with noise, by the opt-in
+    diagnostic ``report_clipping=True`` (:mod:`dp_sklearn._clipping`).
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_samples, n_features)
+        Finite numeric data, as passed to :func:`normalize_X`.
+    data_norm : float
+        Public bound, in the units of X.
+    data_norm_ord : {2, inf}
+        The norm bounded.
+
+    Returns
+    -------
+    int
+        Rows with ``||x|| > data_norm`` by more than a relative 1e-12 (the clipping
+        kernels' own test, on float64 row blocks).
+    """
+    B, X, clip = _clip_setup(X, data_norm, data_norm_ord)
+    return count_clipped(X if sp.issparse(X) else _as_array(X), B, clip)
+
+
 def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     """Clip rows to the public bound and rescale so that the bound becomes 1.
 
@@ -174,12 +209,6 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
         If ``data_norm`` or ``data_norm_ord`` is invalid, or X is not a finite 2-D
         numeric array (NaN, infinity, or sparse duplicates summing to infinity).
 
-    Warns
-    -----
-    ClippingWarning
-        If some row exceeded the bound (no count is given), unless collected by
-        :func:`clipping_report`.
-
     Notes
     -----
     Memory: dense input is read in row blocks of ``BLOCK_ENTRIES`` entries into one
@@ -190,22 +219,15 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     ``||x_tilde|| <= 1`` is checked and enforced in float64, and rounding a clipped
     row back to float32 could leave it above the bound.
     """
-    B = check_bound(data_norm, "data_norm")
-    if data_norm_ord not in (2, np.inf) or isinstance(data_norm_ord, (bool, np.bool_)):
-        raise ValueError(f"data_norm_ord must be 2 or numpy.inf, got {data_norm_ord!r}.")
-    clip = clip_block_l2 if data_norm_ord == 2 else clip_block_inf
+    B, X, clip = _clip_setup(X, data_norm, data_norm_ord)
     if sp.issparse(X):
-        if not (X.format == "csr" and is_canonical_csr(X)):
-            X = _canonical_csr(X)
-        Xt, warn = normalize_csr(X, B, clip, int(bool(fit_intercept)))
+        Xt = normalize_csr(X, B, clip, int(bool(fit_intercept)))
     else:
-        Xt, warn = normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
+        Xt = normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
         if fit_intercept:
             Xt[:, -1] = 1.0
     p = Xt.shape[1] - bool(fit_intercept)
     x_norm = 1.0 if data_norm_ord == 2 else float(np.sqrt(p))
-    if warn:
-        _report_clip(f"some rows of X exceeded data_norm={B:g} (ord={data_norm_ord}) and were clipped")
     if fit_intercept:
         x_norm = float(np.sqrt(x_norm**2 + 1.0))
     return Xt, x_norm, 1.0
@@ -272,17 +294,10 @@ def normalize_y(y, bounds_y):
         If ``bounds_y`` is not a pair of finite reals with a finite positive width
         (whose half is a normal float64), or y contains NaN or infinity.
 
-    Warns
-    -----
-    ClippingWarning
-        If some target fell outside ``bounds_y`` (no count is given), unless collected
-        by :func:`clipping_report`.
     """
     low, high = check_bounds_y(bounds_y)
     mid, half = low / 2 + high / 2, high / 2 - low / 2
     y = np.asarray(y, dtype=np.float64)
     if not np.isfinite(y).all():
         raise ValueError("y contains NaN or infinity; clean or impute it first.")
-    if ((y < low) | (y > high)).any():
-        _report_clip(f"some targets fell outside bounds_y=({low:g}, {high:g}) and were clipped")
     return np.clip((np.clip(y, low, high) - mid) / half, -1.0, 1.0), mid, half

@@ -1,82 +1,43 @@
-"""What fitting tells the analyst about clipping: one count-free warning per public call.
+"""The warning category of clipping, kept importable; fits never emit it.
 
 See ``docs/privacy.md``, "What the analyst sees versus what is released".
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import warnings
-
-__all__ = ["ClippingWarning", "clipping_report"]
+__all__ = ["ClippingWarning"]
 
 
 class ClippingWarning(UserWarning):
-    """Some records exceeded the public bounds and were clipped (see ``docs/privacy.md``).
+    """Category reserved for clipping; no dp_sklearn fit emits it (``docs/privacy.md``).
 
-    Emitted at most once per fit, with no count: the guarantee holds, but the model
-    fits the clipped data. Raise the public bound only from public knowledge.
+    Whether any record exceeded a public bound is one deterministic bit of the data: an
+    analyst who knows every record but one can set the bound just above the known ones
+    and read the last record's membership off such a warning. So ``fit``,
+    ``fit_transform``, ``partial_fit`` and the private search emit no warning that depends
+    on the data, this one included, by default or otherwise. To learn whether a bound is
+    too small, ask for the *private* diagnostic ``report_clipping=True`` of the linear
+    estimators: a noisy fraction of the clipped records, paid from the fit's budget and
+    released as ``clipped_fraction_``.
+
+    The class stays public so that existing code that filters it
+    (``warnings.simplefilter("ignore", ClippingWarning)``) keeps working.
 
     See Also
     --------
-    dp_sklearn.DPRidge : its ``data_norm`` and ``bounds_y`` are such bounds.
+    dp_sklearn.DPRidge : its ``report_clipping`` parameter and ``clipped_fraction_`` attribute.
 
     Examples
     --------
     >>> import warnings
     >>> import numpy as np
-    >>> from dp_sklearn import ClippingWarning, DPRidge
+    >>> from dp_sklearn import DPRidge
     >>> X, y = np.array([[3.0, 0.0], [0.0, 0.5], [0.5, 0.5]]), np.array([1.0, 2.0, 3.0])
     >>> with warnings.catch_warnings(record=True) as caught:
     ...     warnings.simplefilter("always")
-    ...     _ = DPRidge(data_norm=1.0, bounds_y=(0, 4), random_state=0).fit(X, y)
-    >>> [w.category.__name__ for w in caught]
-    ['ClippingWarning']
+    ...     model = DPRidge(data_norm=1.0, bounds_y=(0, 4), report_clipping=True, random_state=0).fit(X, y)
+    >>> caught
+    []
+    >>> sorted(model.clipped_fraction_)
+    ['bounds_y', 'data_norm']
     """
-
-
-_REPORT = contextvars.ContextVar("dp_sklearn_clipping_report", default=None)
-_ADVICE = "the privacy guarantee holds, but the model fits the clipped data."
-
-
-@contextlib.contextmanager
-def clipping_report():
-    """Collect clip events and emit at most one :class:`ClippingWarning` on exit.
-
-    Every clip event raised by :func:`normalize_X` or :func:`normalize_y` inside the
-    context is recorded instead of warned. When the outermost context exits normally,
-    one warning lists the distinct events (each names only the public bound that was
-    exceeded, never a count); nested contexts merge into the outermost one, so a public
-    call that runs many internal fits (a search with a secret number of repetitions)
-    emits the same single warning whatever the number of fits (if the fits that run are
-    chosen at random, normalize every candidate once before the loop: later duplicates
-    merge, so the warning cannot depend on which fits ran). The state lives in a
-    :class:`contextvars.ContextVar`, so concurrent threads and asyncio tasks do not
-    share reports. If the context exits with an exception, the collected events are
-    dropped and the exception propagates unchanged.
-
-    Yields
-    ------
-    None
-    """
-    if _REPORT.get() is not None:
-        yield
-        return
-    events = []
-    token = _REPORT.set(events)
-    try:
-        yield
-    finally:
-        _REPORT.reset(token)
-    if events:
-        warnings.warn("; ".join(events) + "; " + _ADVICE, ClippingWarning, stacklevel=3)
-
-
-def _report_clip(message):
-    """Record ``message`` in the active report, or warn at once outside any report."""
-    events = _REPORT.get()
-    if events is None:
-        warnings.warn(message + "; " + _ADVICE, ClippingWarning, stacklevel=5)
-    elif message not in events:
-        events.append(message)

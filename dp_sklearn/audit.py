@@ -15,6 +15,9 @@ import numpy as np
 from joblib import Parallel, delayed
 from scipy.stats import beta
 
+from ._audit_checks import check_binomial, check_dataset, check_int, check_outputs, check_scores, stack_outputs
+from ._data import check_bound
+
 __all__ = [
     "AuditResult",
     "audit_epsilon",
@@ -84,7 +87,7 @@ def clopper_pearson_upper(k, n, alpha):
     k : int or array-like of int
         Number of observed events (``0 <= k <= n``).
     n : int or array-like of int
-        Number of trials.
+        Number of trials (``>= 1``).
     alpha : float
         Error probability in (0, 1); the bound holds with probability ``>= 1 - alpha``.
 
@@ -92,6 +95,11 @@ def clopper_pearson_upper(k, n, alpha):
     -------
     upper : float or ndarray
         ``Beta(1 - alpha; k + 1, n - k)``; 1 when ``k == n``, ``1 - alpha ** (1 / n)`` when ``k == 0``.
+
+    Raises
+    ------
+    ValueError
+        If ``k`` or ``n`` is not a whole number, ``n < 1``, ``k`` not in [0, n], or ``alpha`` not in (0, 1).
 
     See Also
     --------
@@ -107,7 +115,7 @@ def clopper_pearson_upper(k, n, alpha):
     >>> round(float(clopper_pearson_upper(0, 100, 0.05)), 4)  # 1 - 0.05 ** (1 / 100)
     0.0295
     """
-    k, n = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
+    k, n = check_binomial(k, n, alpha)
     with np.errstate(invalid="ignore", divide="ignore"):
         upper = beta.ppf(1.0 - alpha, k + 1.0, n - k)
     upper = np.where(k >= n, 1.0, upper)
@@ -134,14 +142,7 @@ def _error_counts(s0, s1, thresholds):
 
 
 def _run_chunk(mechanism, X, y, rng, size):
-    out = [np.ravel(np.asarray(mechanism(X, y, rng), dtype=float)) for _ in range(size)]
-    return np.stack(out)
-
-
-def _check_dataset(D, name):
-    if not isinstance(D, (tuple, list)) or len(D) != 2:
-        raise ValueError(f"{name} must be an (X, y) tuple, got {type(D).__name__}.")
-    return tuple(D)
+    return stack_outputs([np.ravel(np.asarray(mechanism(X, y, rng), dtype=float)) for _ in range(size)])
 
 
 def audit_epsilon(
@@ -203,9 +204,9 @@ def audit_epsilon(
     Raises
     ------
     ValueError
-        If ``n_samples < 20``, ``confidence`` is not in (0, 1), ``delta`` is not
-        in [0, 1), ``D``/``D_prime`` are not (X, y) pairs, or ``statistic``
-        returns an array of the wrong shape.
+        If ``n_samples < 20``, ``confidence`` is not in (0, 1), ``delta`` is not in [0, 1),
+        ``D``/``D_prime`` are not (X, y) pairs, the mechanism returns an empty, non-finite
+        or varying-size output, or ``statistic`` a wrong shape or non-finite scores.
 
     See Also
     --------
@@ -256,7 +257,7 @@ def audit_epsilon(
         raise ValueError(f"delta must be in [0, 1), got {delta!r}.")
     if statistic is not None and not callable(statistic):
         raise ValueError("statistic must be a callable or None.")
-    datasets = (_check_dataset(D, "D"), _check_dataset(D_prime, "D_prime"))
+    datasets = (check_dataset(D, "D"), check_dataset(D_prime, "D_prime"))
     n_samples = int(n_samples)
 
     # --- sampling: fixed-size chunks, each with its own spawned generator ---
@@ -275,6 +276,7 @@ def audit_epsilon(
             print(f"audit: {done}/{2 * n_samples} samples", flush=True)
     m = len(sizes)
     outputs = [np.concatenate(chunks[:m]), np.concatenate(chunks[m:])]
+    check_outputs(outputs)
 
     # --- split into fit / evaluation halves and compute scores ---
     half = n_samples // 2
@@ -285,12 +287,7 @@ def audit_epsilon(
         statistic = lambda out: out @ w  # noqa: E731
     scores = []
     for o in (*fit, *ev):
-        s = np.asarray(statistic(o), dtype=float)
-        if s.shape != (o.shape[0],):
-            raise ValueError(
-                f"statistic must return an array of shape ({o.shape[0]},), got {s.shape}."
-            )
-        scores.append(s)
+        scores.append(check_scores(statistic(o), o.shape[0]))
     f0, f1, e0, e1 = scores
 
     # --- threshold selection on the fit half (both sides, pessimistic estimate) ---
@@ -363,8 +360,8 @@ def glm_worst_case_pair(
     Raises
     ------
     ValueError
-        If ``kind`` is unknown, ``n < 3``, ``n_features < 1`` or
-        ``data_norm <= 0``.
+        If ``kind`` is unknown, ``n`` or ``n_features`` is not an int (bools refused),
+        ``n < 3``, ``n_features < 1``, or ``data_norm`` is not finite and positive.
 
     See Also
     --------
@@ -379,12 +376,8 @@ def glm_worst_case_pair(
     """
     if kind not in ("regression", "classification"):
         raise ValueError(f"kind must be 'regression' or 'classification', got {kind!r}.")
-    if n < 3:
-        raise ValueError(f"n must be >= 3, got {n!r}.")
-    if n_features < 1:
-        raise ValueError(f"n_features must be >= 1, got {n_features!r}.")
-    if not data_norm > 0:
-        raise ValueError(f"data_norm must be positive, got {data_norm!r}.")
+    check_int(n, "n", 3), check_int(n_features, "n_features", 1)
+    data_norm = check_bound(data_norm, "data_norm")
     rng = np.random.default_rng(random_state)
     scale = 0.01 * data_norm / math.sqrt(n_features)
     X = np.zeros((n, n_features))

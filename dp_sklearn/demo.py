@@ -26,7 +26,6 @@ import argparse
 import re
 import sys
 import time
-import warnings
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_diabetes
@@ -36,7 +35,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.preprocessing import StandardScaler
 
 import dp_sklearn
-from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge
+from dp_sklearn import DPLasso, DPLogisticRegression, DPRidge
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPStandardScaler
 from dp_sklearn.solvers import SOLVERS
@@ -207,7 +206,6 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=20, help="seeds per (solver, epsilon) (default 20)")
     parser.add_argument("--plot", default="dp_sklearn_demo.png", help="PNG path for the privacy-utility plot")
     args = parser.parse_args(argv)
-    warnings.simplefilter("ignore", ClippingWarning)
     t0 = time.time()
     print(f"dp_sklearn {dp_sklearn.__version__} demo: delta = 1e-5, epsilons {list(EPSILONS)}, {args.seeds} seeds")
     print("private: every DP row is make_private_pipeline(DPStandardScaler, model) on the RAW 70% training split")

@@ -19,16 +19,13 @@ The data is the digits task of the solver comparison (0-4 against 5-9, pixels di
 the public constant 16).
 """
 
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
-from dp_sklearn import ClippingWarning, DPGridSearchCV, DPLogisticRegression
+from dp_sklearn import DPGridSearchCV, DPLogisticRegression
 
-warnings.simplefilter("ignore", ClippingWarning)
 
 X, y = load_digits(return_X_y=True)
 X, y = X / 16.0, (y >= 5).astype(int)
@@ -50,7 +47,6 @@ for seed in seeds:
     chosen.append((search.best_params_["solver"], search.best_params_["data_norm"]))
 print("search's epsilon_, delta_:", search.epsilon_, search.delta_)
 print("candidates selected:", chosen)
-
 
 
 def fixed_guess(solver):

@@ -14,16 +14,13 @@ covered by any guarantee: use them to learn about a public or synthetic dataset,
 privately with :class:`~dp_sklearn.DPGridSearchCV`.
 """
 
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import cross_val_score
 
-from dp_sklearn import BudgetExceededError, ClippingWarning, DPLogisticRegression, PrivacyLedger
+from dp_sklearn import BudgetExceededError, DPLogisticRegression, PrivacyLedger
 
-warnings.simplefilter("ignore", ClippingWarning)
 
 X, y = load_digits(return_X_y=True)
 X, y = X / 16.0, (y >= 5).astype(int)  # public constant: pixels lie in [0, 16]

@@ -14,17 +14,14 @@ unit sum of squares over its 442 rows, so a typical row of 10 features has an l2
 The target, a disease-progression score, is taken to lie in ``(0, 400)``.
 """
 
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import train_test_split
 
-from dp_sklearn import ClippingWarning, DPRidge
+from dp_sklearn import DPRidge
 
-warnings.simplefilter("ignore", ClippingWarning)
 
 X, y = load_diabetes(return_X_y=True)
 X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.3, random_state=0)

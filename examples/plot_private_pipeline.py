@@ -17,7 +17,6 @@ dataset has. A :class:`~dp_sklearn.PrivacyLedger` composes what every fit spends
 """
 
 import re
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -27,10 +26,8 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from dp_sklearn import (ClippingWarning, DPLogisticRegression, DPStandardScaler,
+from dp_sklearn import (DPLogisticRegression, DPStandardScaler,
                         PrivacyLedger, budget_split, make_private_pipeline)
-
-warnings.simplefilter("ignore", ClippingWarning)
 
 data = load_breast_cancer()
 ranges = re.findall(r"^[a-z ]+\([a-z ]+\):\s+([\d.]+)\s+([\d.]+)\s*$", data.DESCR, re.M)

@@ -14,17 +14,14 @@ an l2 norm of at most 8 (``data_norm=8``) and every entry is at most 1 in absolu
 No statistic of the data is used to scale it.
 """
 
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
 
-from dp_sklearn import ClippingWarning, DPLogisticRegression, DPSparseLogisticRegression
+from dp_sklearn import DPLogisticRegression, DPSparseLogisticRegression
 
-warnings.simplefilter("ignore", ClippingWarning)
 
 X, y = load_digits(return_X_y=True)
 X = X / 16.0  # public constant: pixel values lie in [0, 16]

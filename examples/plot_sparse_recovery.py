@@ -22,14 +22,11 @@ Public bounds, known by construction: every feature lies in ``[-1, 1]`` (so
 true ``||theta*||_1`` in normalized units (an oracle value that favours Frank-Wolfe).
 """
 
-import warnings
-
 import matplotlib.pyplot as plt
 import numpy as np
 
-from dp_sklearn import ClippingWarning, DPLasso, DPSparseLinearRegression
+from dp_sklearn import DPLasso, DPSparseLinearRegression
 
-warnings.simplefilter("ignore", ClippingWarning)
 
 rng = np.random.default_rng(0)
 n, p, s = 2000, 100, 5

@@ -15,7 +15,6 @@ and gives the public bound ``data_norm=1``.
 """
 
 import time
-import warnings
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -25,9 +24,8 @@ from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import normalize
 
-from dp_sklearn import ClippingWarning, DPLogisticRegression, DPSparseLogisticRegression
+from dp_sklearn import DPLogisticRegression, DPSparseLogisticRegression
 
-warnings.simplefilter("ignore", ClippingWarning)
 
 rng = np.random.default_rng(0)
 n_docs, vocabulary, words_per_doc = 4000, 20000, 60

@@ -1,19 +1,8 @@
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
-
-from dp_sklearn import ClippingWarning
-
-
-@pytest.fixture(autouse=True)
-def _quiet_clipping():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        yield
 
 
 def _split(X, y):

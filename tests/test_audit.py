@@ -203,3 +203,44 @@ def test_glm_worst_case_pair_validation():
         glm_worst_case_pair(kind="survival")
     with pytest.raises(ValueError, match="data_norm"):
         glm_worst_case_pair(data_norm=0.0)
+
+
+# ---------------------------------------------------------------------------
+# Issue 19 item 11: outputs and arguments that used to give 0, NaN or an overflow
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output, match", [
+    (lambda rng: np.array([np.nan, rng.normal()]), "NaN or infinity"),
+    (lambda rng: np.array([np.inf]), "NaN or infinity"),
+    (lambda rng: np.array([]), "empty"),
+    (lambda rng: rng.normal(size=int(rng.integers(1, 3))), "fixed shape"),
+])
+def test_mechanism_outputs_that_cannot_be_audited_raise(output, match):
+    with pytest.raises(ValueError, match=match):
+        audit_epsilon(lambda X, y, rng: output(rng), D, D_PRIME, n_samples=40, random_state=0)
+
+
+def test_non_finite_statistic_raises():
+    with pytest.raises(ValueError, match="statistic"):
+        audit_epsilon(gaussian_mechanism(1.0), D, D_PRIME, n_samples=40,
+                      statistic=lambda out: np.full(out.shape[0], np.nan))
+
+
+@pytest.mark.parametrize("k, n, alpha, name", [
+    (5, 3, 0.05, "k <= n"), (-1, 3, 0.05, "k <= n"), (0, 0, 0.05, "n >= 1"), (1.5, 3, 0.05, "k must"),
+    (True, 3, 0.05, "k must"), (np.nan, 3, 0.05, "k must"), (1, 3, 0.0, "alpha"), (1, 3, 1.0, "alpha"),
+    (1, 3, np.nan, "alpha"), ([0, 4], [3, 3], 0.05, "k <= n"),
+])
+def test_clopper_pearson_out_of_range_raises(k, n, alpha, name):
+    with pytest.raises(ValueError, match=name):
+        clopper_pearson_upper(k, n, alpha)
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"data_norm": np.inf}, "data_norm"), ({"data_norm": np.nan}, "data_norm"), ({"data_norm": True}, "data_norm"),
+    ({"data_norm": 1e-320}, "data_norm"), ({"n": True}, "n must"), ({"n_features": 2.5}, "n_features"),
+])
+def test_glm_worst_case_pair_refuses_non_finite_and_non_integer_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        glm_worst_case_pair(**kwargs)

@@ -122,8 +122,10 @@ def test_blockwise_clipping_and_no_worker_holds_the_design(client, data):
     design, x_norm, x_inf = normalize_dask(_dask(X), 2.0, 2, True)
     problem = dask_problem(design, _dask(np.sign(y)), LogisticLoss(), x_norm, x_inf, 0.0)
     theta = np.linspace(-1.0, 1.0, P + 1)
-    with pytest.warns(ClippingWarning, match="data_norm=2"):  # the clip events of the blocks reach the client
+    with warnings.catch_warnings(record=True) as caught:  # clipping is never reported (docs/privacy.md)
+        warnings.simplefilter("always")
         g = problem.loss.clipped_gradient_sum(problem.X, problem.y, theta, None, 0.3)
+    assert caught == []
     Xt, _, _ = normalize_X(X, 2.0, 2, True)
     blocks = client.compute(list(design._persisted()), sync=True)
     np.testing.assert_array_equal(np.vstack([b[0] for b in blocks]), Xt)  # the rows beyond 2.0 clipped identically

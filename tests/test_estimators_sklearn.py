@@ -19,6 +19,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from dp_sklearn import (
     ClippingWarning,
+    DPGridSearchCV,
     DPLasso,
     DPLogisticRegression,
     DPRidge,
@@ -86,6 +87,23 @@ def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)
         warnings.filterwarnings("ignore", message="bounds_y was not set")
+        warnings.filterwarnings("ignore", message="delta=")
+        check(estimator)
+
+
+#: the private search over a regressor (public bounds_y: its score needs them) and a classifier,
+#: and the estimators with the opt-in clipping diagnostic (issue 19 items 10 and 11)
+SEARCHES_AND_DIAGNOSTICS = [
+    DPGridSearchCV(DPRidge(bounds_y=(-500.0, 500.0)), {"alpha": [0.1, 1.0]}, epsilon=1.0, random_state=0),
+    DPGridSearchCV(DPLogisticRegression(), {"C": [0.1, 1.0]}, epsilon=1.0, random_state=0),
+    DPRidge(report_clipping=True, random_state=0),
+    DPLogisticRegression(report_clipping=True, random_state=0),
+]
+
+
+@parametrize_with_checks(SEARCHES_AND_DIAGNOSTICS)
+def test_search_and_diagnostics_sklearn_compatible(estimator, check):
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="delta=")
         check(estimator)
 

@@ -63,8 +63,7 @@ def test_0_duplicate_csr_entries_are_summed_before_clipping():
         return DPLasso(solver="frank_wolfe", data_norm=1, data_norm_ord=np.inf, radius=1, epsilon=1,
                        bounds_y=(-1, 1), max_iter=10, random_state=0)
 
-    with pytest.warns(ClippingWarning):
-        a = lasso().fit(X_dup, y)
+    a = _fit_quietly(lasso(), X_dup, y)
     b = _fit_quietly(lasso(), X_clipped, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert X_dup.nnz == before[2] and np.array_equal(X_dup.data, before[0])  # never mutated
@@ -275,6 +274,5 @@ def test_12_warnings_carry_no_counts_and_not_one_per_hidden_run(Xy):
         DPRidge(bounds_y=BOUNDS, data_norm=1.0, random_state=0).fit(X, y)
         DPGridSearchCV(DPRidge(bounds_y=BOUNDS, data_norm=1.0), {"alpha": [0.1, 1.0]}, epsilon=1.0, delta=1e-6,
                        n_iter=20, random_state=0).fit(X, y)
-    clipping = [str(w.message) for w in caught if issubclass(w.category, ClippingWarning)]
-    assert len(clipping) == 2  # one per public call, whatever the hidden number of runs
-    assert not any(re.search(r"\d+ of \d+|\d+ rows", m) for m in clipping)
+    # issue 19 item 10: no clipping warning at all (it was one data-dependent bit per call)
+    assert [str(w.message) for w in caught if issubclass(w.category, ClippingWarning)] == []

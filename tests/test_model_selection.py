@@ -261,3 +261,42 @@ def test_only_public_dp_accounting_api():
     # The public RDP curve used by the search (dp-accounting >= 0.6 exposes RdpAccountant.rdp / .orders).
     acc = RdpAccountant().compose(dp_event.GaussianDpEvent(2.0))
     np.testing.assert_allclose(acc.rdp, acc.orders / (2 * 2.0**2))
+
+
+# ------------------------------------------------------------------------ issue 19 item 11
+@pytest.mark.parametrize("fmt", ["coo", "dia", "bsr", "csc", "lil"])
+def test_every_sparse_format_is_accepted_like_csr(fmt):
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    X[rng.random(X.shape) < 0.5] = 0.0
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+
+    def fit(Xf):
+        return DPGridSearchCV(DPLogisticRegression(), {"C": [0.1, 1.0]}, epsilon=1.0, delta=1e-5,
+                              random_state=0).fit(Xf, y)
+
+    ref = fit(sp.csr_matrix(X))
+    got = fit(sp.csr_matrix(X).asformat(fmt))
+    assert got.best_params_ == ref.best_params_
+    np.testing.assert_allclose(got.best_estimator_.coef_, ref.best_estimator_.coef_, rtol=1e-10)
+
+
+def test_delta_defaults_like_the_estimators():
+    search = DPGridSearchCV(DPLogisticRegression(), {"C": [1.0]}, epsilon=1.0)
+    assert search.delta == DPLogisticRegression().delta == 1e-5
+    with pytest.raises(TypeError, match="epsilon"):
+        DPGridSearchCV(DPLogisticRegression(), {"C": [1.0]})  # the total budget stays explicit
+
+
+def test_warnings_of_the_private_runs_are_withheld(cancer):
+    # Whether an internal fit warns can depend on the data (issue 19 item 10): none leaves the search.
+    import warnings
+
+    X, _, y, _ = cancer
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        DPGridSearchCV(DPLogisticRegression(data_norm=0.01), {"C": [1.0]}, epsilon=1.0, delta=1e-6,
+                       random_state=0).fit(X, y)
+    assert caught == []

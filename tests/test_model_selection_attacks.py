@@ -171,7 +171,7 @@ def test_warnings_do_not_count_the_hidden_runs():
         DPGridSearchCV(DPLogisticRegression(data_norm=1.0), GRID, epsilon=EPS, delta=DELTA, n_iter=20,
                        random_state=0).fit(X, y)
     clipping = [w for w in caught if issubclass(w.category, ClippingWarning)]
-    assert len(clipping) == 1
+    assert clipping == []  # issue 19 item 10: clipping is never reported
     for w in caught:
         assert not re.search(r"\d", str(w.message)), str(w.message)
     categories = [w.category for w in caught]

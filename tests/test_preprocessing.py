@@ -158,6 +158,18 @@ def test_invalid_parameters_reserve_nothing(ledger):
     assert ledger.pending == [] and len(ledger) == 0
 
 
+@pytest.mark.parametrize("cls", [DPStandardScaler, DPMinMaxScaler])
+def test_bounds_whose_variance_overflows_are_refused(cls, ledger):
+    # Issue 19 item 11: bounds=(-1e300, 1e300) released an infinite var_ and inverse_transform gave NaN.
+    with pytest.raises(ValueError, match="upper - lower <= 1e\\+150"):
+        cls(bounds=(-1e300, 1e300), ledger=ledger).fit(X)
+    assert ledger.pending == [] and len(ledger) == 0
+    sc = cls(bounds=(-1e149, 1e149), random_state=0).fit(X)  # the widest accepted range stays finite
+    Z = sc.transform(X)
+    assert np.isfinite(Z).all() and np.isfinite(sc.inverse_transform(Z)).all()
+    assert all(np.isfinite(v).all() for k, v in vars(sc).items() if k.endswith("_") and isinstance(v, np.ndarray))
+
+
 @pytest.mark.parametrize(
     "est, match",
     [

@@ -19,12 +19,14 @@ from numbers import Integral, Real
 import numpy as np
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, _fit_context
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils._param_validation import Options, StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
 
+from .._constraints import Interval
 from .._blockwise import row_norms
 from .._dask_design import dask_problem, is_dask_collection, normalize_dask
-from .._data import Problem, clipping_report, normalize_X
+from .._clipping import CLIPPING_SHARE, clipping_event, private_clipped_fraction
+from .._data import Problem, count_clipped_rows, normalize_X
 from .._exact import minimize
 from .._progress import progress
 from .._sets import Unconstrained, bounded_domain
@@ -65,6 +67,7 @@ PRIVACY_CONSTRAINTS = {
     "ledger": [PrivacyLedger, None],
     "random_state": ["random_state", np.random.Generator],
     "verbose": ["verbose"],
+    "report_clipping": ["boolean"],
 }
 DATA_NORM_ORD = {"data_norm_ord": [Options(Real, {2, np.inf})]}
 BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"}), None]}
@@ -145,14 +148,20 @@ class _DPLinearBase(BaseEstimator):
         return ("data_norm",) if isinstance(self.data_norm, str) else ()
 
     def _auto_events(self):
-        """Events of the private bound estimates (public: shares of epsilon fixed in advance)."""
+        """Events of the private bound estimates and of the clipping diagnostic (public: shares fixed in advance)."""
         if self.epsilon == np.inf:
             return ()
-        return tuple(auto_event(self.epsilon, name)[1] for name in self._auto_estimates())
+        clipping = (clipping_event(self.epsilon),) if self.report_clipping else ()
+        return tuple(auto_event(self.epsilon, name)[1] for name in self._auto_estimates()) + clipping
 
     def _model_epsilon(self):
-        """Epsilon left for the model after the "auto" estimates."""
-        return float(self.epsilon) * (1.0 - sum(AUTO_SHARE[name] for name in self._auto_estimates()))
+        """Epsilon left for the model after the "auto" estimates and the clipping diagnostic."""
+        shares = sum(AUTO_SHARE[name] for name in self._auto_estimates()) + CLIPPING_SHARE * bool(self.report_clipping)
+        return float(self.epsilon) * (1.0 - shares)
+
+    def _clip_counts(self, X, y, data_norm):
+        """Records beyond each public bound, by parameter name (private: see ``report_clipping``)."""
+        return {"data_norm": count_clipped_rows(X, data_norm, self.data_norm_ord)}
 
     def _draw_auto(self, X, y, rng):
         """Release the "auto" bounds (data_norm first); returns the data_norm to use."""
@@ -182,8 +191,7 @@ class _DPLinearBase(BaseEstimator):
         self : object
             The fitted estimator.
         """
-        with clipping_report(), progress(type(self).__name__, self.verbose) as report:
-            # at most one ClippingWarning per fit, without counts; progress without data
+        with progress(type(self).__name__, self.verbose) as report:  # progress without data
             return self._fit(X, y, report)
 
     def _fit(self, X, y, report=None):
@@ -193,6 +201,8 @@ class _DPLinearBase(BaseEstimator):
         else:
             X, y = self._validate_X_y(X, y, **self._y_validation)
         distributed = is_dask_collection(X)
+        if distributed and self.report_clipping:
+            raise ValueError("report_clipping=True is not supported for dask input; fit in memory, or leave it False.")
         n, p = X.shape
         spec = self._check_solver(n)
         y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
@@ -215,6 +225,10 @@ class _DPLinearBase(BaseEstimator):
             if x_norm_t != x_norm or x_inf != 1.0:  # the public bounds the plan used
                 raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)
+            if self.report_clipping:  # the opt-in private diagnostic, planned in _auto_events
+                self.clipped_fraction_ = private_clipped_fraction(self._clip_counts(X, y_enc, B), n, self.epsilon, rng)
+            else:
+                self.__dict__.pop("clipped_fraction_", None)
             if distributed:  # the design and targets stay on the cluster
                 problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg)
             else:

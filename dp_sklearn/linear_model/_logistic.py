@@ -7,10 +7,11 @@ from numbers import Real
 import numpy as np
 from scipy.special import expit, softmax
 from sklearn.linear_model._base import LinearClassifierMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import Interval
 from .._dask_design import is_dask_collection
 from .._losses import LogisticLoss, MultinomialLoss
 from .._sets import L1Ball, Unconstrained
@@ -219,6 +220,15 @@ class DPLogisticRegression(_DPClassifierBase):
     verbose : int, default=0
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
+    report_clipping : bool, default=False
+        Release a private estimate of the fraction of rows with norm above
+        ``data_norm_`` (those clipped), as ``clipped_fraction_``: the count plus
+        Laplace noise, over n (Andrew et al. 2021, adaptive clipping;
+        replace-one sensitivity 1). It spends 5% of ``epsilon``
+        (``dp_sklearn._clipping.CLIPPING_SHARE``), composed into ``dp_event_``;
+        the model gets the rest. Nothing about clipping is reported otherwise:
+        no fit emits a warning that depends on the data (``docs/privacy.md``).
+        Not supported for dask input.
 
     Attributes
     ----------
@@ -238,6 +248,9 @@ class DPLogisticRegression(_DPClassifierBase):
         Data-independent iteration count.
     data_norm_ : float
         The row bound used: ``data_norm`` (public) or its private estimate.
+    clipped_fraction_ : dict of str to float
+        Only with ``report_clipping=True``: ``{"data_norm": ...}``, the private
+        fraction of rows beyond ``data_norm_``, in [0, 1].
     solver_ : str
         The solver used.
     n_features_in_ : int
@@ -287,7 +300,7 @@ class DPLogisticRegression(_DPClassifierBase):
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
                  clip_norm=None, accounting="tight", batch_size=None, classes=None, ledger=None, random_state=None,
-                 verbose=0):
+                 verbose=0, report_clipping=False):
         self.penalty = penalty
         self.C = C
         self.radius = radius
@@ -306,6 +319,7 @@ class DPLogisticRegression(_DPClassifierBase):
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
+        self.report_clipping = report_clipping
 
     def _constraint_name(self):
         return "l1" if self.penalty == "l1" else "none"

@@ -17,7 +17,7 @@ from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
-from .._data import check_bounds_y, clipping_report, normalize_X, normalize_y
+from .._data import check_bounds_y, normalize_X, normalize_y
 from .._progress import progress
 from .._losses import LogisticLoss, SquaredLoss
 from ..solvers._online import plan_online, run_online
@@ -115,8 +115,7 @@ class _DPOnlineBase(BaseEstimator):
         self : object
             The fitted estimator; its ledger records one release.
         """
-        with clipping_report():
-            return self._call(X, y, None, first=True, from_fit=True)
+        return self._call(X, y, None, first=True, from_fit=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -223,8 +222,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
         self : object
             The estimator; only the first call of a stream records to the ledger.
         """
-        with clipping_report():
-            return self._call(X, y, None, first=not hasattr(self, "n_samples_seen_"))
+        return self._call(X, y, None, first=not hasattr(self, "n_samples_seen_"))
 
     def predict(self, X):
         """Predict with the released model, clipped to ``bounds_y_``.
@@ -321,6 +319,9 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
                 raise ValueError(f"DPOnlineClassifier needs 2 classes, but the data contains only one class: "
                                  f"{labels[0]!r}; pass classes= to partial_fit.")
             self.classes_ = labels
+        elif classes is not None and not np.array_equal(np.unique(np.asarray(classes)), self.classes_):
+            raise ValueError(f"classes={np.asarray(classes).tolist()!r} differs from the stream's classes "
+                             f"{self.classes_.tolist()!r}; start a new stream with fit() to change the label set.")
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes={self.classes_.tolist()}.")
@@ -341,7 +342,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         y : array-like of shape (n_samples,)
             Their labels, within the stream's classes.
         classes : array-like of shape (2,), default=None
-            The public label set; required on the first call of a stream.
+            The public label set; required on the first call of a stream. A later
+            call may repeat it; a different set raises a ``ValueError``.
 
         Returns
         -------
@@ -351,8 +353,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         first = not hasattr(self, "n_samples_seen_")
         if first and classes is None:
             raise ValueError("classes must be passed to the first call of partial_fit (the public label set).")
-        with clipping_report():
-            return self._call(X, y, classes, first=first)
+        return self._call(X, y, classes, first=first)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

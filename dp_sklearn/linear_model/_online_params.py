@@ -5,8 +5,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Options, StrOptions
+from sklearn.utils._param_validation import Options, StrOptions
 
+from .._constraints import Interval
 from ..ledger import PrivacyLedger
 from ._base import DATA_NORM_RANGE, MAX_FINITE_EPSILON
 

@@ -10,7 +10,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask_design import is_dask_collection, normalize_y_dask
-from .._data import normalize_y
+from .._data import check_bounds_y, normalize_y
 from .._losses import SquaredLoss
 from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
 from ._base import PRIVACY_CONSTRAINTS, _DPLinearBase
@@ -27,14 +27,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
     def _check_model_params(self):
         if self.bounds_y is None or (isinstance(self.bounds_y, str) and self.bounds_y == "auto"):
             return
-        try:
-            low, high = (float(v) for v in self.bounds_y)
-        except (TypeError, ValueError):
-            raise ValueError(f"bounds_y must be a pair of floats (low, high), got {self.bounds_y!r}.") from None
-        with np.errstate(over="ignore"):
-            width = high - low
-        if not (np.isfinite(low) and np.isfinite(high) and low < high and np.isfinite(width)):
-            raise ValueError(f"bounds_y must be finite with low < high and a finite high - low, got {self.bounds_y!r}.")
+        check_bounds_y(self.bounds_y)  # a pair of finite reals (never bools), low < high
 
     def _validate_X_y(self, X, y, **kwargs):
         y_arr = np.asarray(y) if y is not None and not hasattr(y, "dtype") else y
@@ -54,6 +47,10 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         elif not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
         return y, SquaredLoss()
+
+    def _clip_counts(self, X, y, data_norm):
+        low, high = self.bounds_y_  # the public or "auto" range (the centred range used with an intercept contains it)
+        return {**super()._clip_counts(X, y, data_norm), "bounds_y": int(np.count_nonzero((y < low) | (y > high)))}
 
     def _auto_estimates(self):
         auto_y = isinstance(self.bounds_y, str)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._constraints import Interval
 from .._sets import L1Ball
 from ._base import BATCH_SIZE, DATA_NORM_ORD, solvers_for
 from ._regressor import REGRESSION_CONSTRAINTS, _DPRegressorBase
@@ -98,6 +99,16 @@ class DPRidge(_DPRegressorBase):
     verbose : int, default=0
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
+    report_clipping : bool, default=False
+        Release a private estimate of how many records were clipped, as
+        ``clipped_fraction_``: for ``data_norm`` and ``bounds_y``, the fraction of
+        rows with norm above ``data_norm_`` and of targets outside ``bounds_y_``,
+        each a count plus Laplace noise over n (Andrew et al. 2021, adaptive
+        clipping; replace-one sensitivity 1 per count). It spends 5% of
+        ``epsilon`` (``dp_sklearn._clipping.CLIPPING_SHARE``), composed into
+        ``dp_event_``; the model gets the rest. Nothing about clipping is
+        reported otherwise: no fit emits a warning that depends on the data
+        (``docs/privacy.md``). Not supported for dask input.
 
     Attributes
     ----------
@@ -109,6 +120,9 @@ class DPRidge(_DPRegressorBase):
         The target range used: ``bounds_y`` (public) or its private estimate.
     data_norm_ : float
         The row bound used: ``data_norm`` (public) or its private estimate.
+    clipped_fraction_ : dict of str to float
+        Only with ``report_clipping=True``: ``{"data_norm": ..., "bounds_y": ...}``,
+        the private fractions of rows and targets beyond the bounds, in [0, 1].
     dp_event_ : dp_accounting.DpEvent
         What the fit released, for composition with other releases (with
         ``fit_intercept``, composed with the Laplace release of the mean of y).
@@ -166,7 +180,7 @@ class DPRidge(_DPRegressorBase):
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y="auto",
                  solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
                  clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
-                 verbose=0):
+                 verbose=0, report_clipping=False):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -182,6 +196,7 @@ class DPRidge(_DPRegressorBase):
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
+        self.report_clipping = report_clipping
 
     def _l2_reg(self, n_samples, data_norm):
         return self.alpha / (n_samples * data_norm**2)
@@ -252,6 +267,10 @@ class DPLasso(_DPRegressorBase):
     verbose : int, default=0
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
+    report_clipping : bool, default=False
+        Release ``clipped_fraction_``, private fractions of the rows beyond
+        ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of
+        ``epsilon`` (see :class:`DPRidge`).
 
     Attributes
     ----------
@@ -263,6 +282,9 @@ class DPLasso(_DPRegressorBase):
         The target range used: ``bounds_y`` (public) or its private estimate.
     data_norm_ : float
         The row bound used: ``data_norm`` (public) or its private estimate.
+    clipped_fraction_ : dict of str to float
+        Only with ``report_clipping=True``: ``{"data_norm": ..., "bounds_y": ...}``,
+        the private fractions of rows and targets beyond the bounds, in [0, 1].
     dp_event_ : dp_accounting.DpEvent
         What the fit released.
     epsilon_ : float
@@ -315,7 +337,7 @@ class DPLasso(_DPRegressorBase):
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y="auto", solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
                  clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
-                 verbose=0):
+                 verbose=0, report_clipping=False):
         self.radius = radius
         self.epsilon = epsilon
         self.delta = delta
@@ -332,6 +354,7 @@ class DPLasso(_DPRegressorBase):
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
+        self.report_clipping = report_clipping
 
     def _constraint_name(self):
         return "l1"

@@ -11,8 +11,9 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._constraints import Interval
 from .._sets import L0Set
 from ._base import DATA_NORM_ORD, solvers_for
 from ._logistic import CLASSIFIER_CONSTRAINTS, _DPClassifierBase
@@ -107,6 +108,10 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     verbose : int, default=0
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
+    report_clipping : bool, default=False
+        Release ``clipped_fraction_``, private fractions of the rows beyond
+        ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of
+        ``epsilon`` (see :class:`DPRidge`).
 
     Attributes
     ----------
@@ -118,6 +123,9 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         The target range used: ``bounds_y`` (public) or its private estimate.
     data_norm_ : float
         The row bound used: ``data_norm`` (public) or its private estimate.
+    clipped_fraction_ : dict of str to float
+        Only with ``report_clipping=True``: ``{"data_norm": ..., "bounds_y": ...}``,
+        the private fractions of rows and targets beyond the bounds, in [0, 1].
     dp_event_ : dp_accounting.DpEvent
         What the fit released (with ``fit_intercept``, composed with the Laplace
         release of the private mean of y used to center the targets).
@@ -169,7 +177,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y="auto", solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None,
                  clip_norm=None, accounting="tight", ledger=None, random_state=None,
-                 verbose=0):
+                 verbose=0, report_clipping=False):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
         self.delta = delta
@@ -186,6 +194,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
+        self.report_clipping = report_clipping
 
 
 class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
@@ -240,6 +249,9 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     verbose : int, default=0
         Print the progress of the fit (step t of T of the iterative solvers, elapsed
         time; at most about 10 lines, never a data-dependent number). 0: silent.
+    report_clipping : bool, default=False
+        Release ``clipped_fraction_``, a private fraction of the rows beyond
+        ``data_norm_``, for 5% of ``epsilon`` (see :class:`DPLogisticRegression`).
 
     Attributes
     ----------
@@ -259,6 +271,9 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         Data-independent iteration count.
     data_norm_ : float
         The row bound used: ``data_norm`` (public) or its private estimate.
+    clipped_fraction_ : dict of str to float
+        Only with ``report_clipping=True``: ``{"data_norm": ...}``, the private
+        fraction of rows beyond ``data_norm_``, in [0, 1].
     solver_ : str
         The solver used.
     n_features_in_ : int
@@ -303,7 +318,7 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None, clip_norm=None,
                  accounting="tight", classes=None, ledger=None, random_state=None,
-                 verbose=0):
+                 verbose=0, report_clipping=False):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
         self.delta = delta
@@ -320,3 +335,4 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
+        self.report_clipping = report_clipping

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, is_classifier
 from sklearn.utils import _safe_indexing, get_tags
@@ -22,7 +23,6 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, check_consistent_length, check_is_fitted, column_or_1d, validate_data
 
-from .._data import ClippingWarning
 from .._progress import MAX_STEP_LINES, progress
 from .._release import private_fit, seed_sequence
 from ._calibration import Calibrator
@@ -39,25 +39,16 @@ def _synthetic_pair(X, classes, categories, rng, rows):
 
 
 @contextmanager
-def _one_warning_per_category():
-    """Hold back every warning of the candidate runs; re-emit one per category, without numbers.
+def _withhold_warnings():
+    """Drop every warning of the runs on the private data: none leaves the search.
 
-    The number of warnings a search emits must not reveal how many runs it made.
+    Whether a fit on the private data warns (and how many of the hidden number of runs
+    did) can depend on the data (an encoder meeting an unseen category, a scikit-learn
+    step that does not converge): the search emits no such warning.
     """
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
         yield
-    categories = []
-    for w in caught:
-        if w.category not in categories:
-            categories.append(w.category)
-    for cat in categories:
-        if issubclass(cat, ClippingWarning):
-            msg = ("some records exceeded the public bounds and were clipped in the search's internal fits; the "
-                   "privacy guarantee holds, but the models fit the clipped data.")
-        else:
-            msg = f"the search's internal fits emitted {cat.__name__} warnings (details withheld: see docs/privacy.md)."
-        warnings.warn(msg, cat, stacklevel=5)
 
 
 class _Runs:
@@ -159,6 +150,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         categories = column_categories(self.estimator, X)
         check_categories(self.estimator, X)  # an unknown category would raise after the reservation
         X, y = self._check_data(X, y, is_clf, categories)
+        if sp.issparse(X) and X.format not in ("csr", "csc"):  # COO, DIA, BSR: not row-indexable
+            X = X.tocsr()
         n = y.shape[0]
         n_val = int(round(self.cv * n))
         if n_val < 1 or n - n_val < 2:
@@ -183,7 +176,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         with private_fit(self, plan.total_event, ledgers=self._ledgers(spec), epsilon=plan.epsilon,
                          delta=self.delta) as release:
             release.track(rng)  # the split is drawn; the scores' noise and the runs draw from here on
-            with _one_warning_per_category():
+            with _withhold_warnings():
                 results = self._run_search(self._reporting(runs, len(candidates), report), candidates, grid, plan, rng)
                 best = self._select(results)
                 if best is not None and plan.refit_event is not None:  # refit on all the data

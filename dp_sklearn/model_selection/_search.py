@@ -24,8 +24,9 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.model_selection import ParameterGrid
-from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, StrOptions
 
+from .._constraints import Interval
 from ..ledger import PrivacyLedger
 from ._base import _BaseDPSearch
 from ._repeat_select import sample_repetitions
@@ -97,8 +98,8 @@ class DPGridSearchCV(_BaseDPSearch):
         sampled uniformly, objects with ``rvs`` (scipy.stats) are sampled.
     epsilon : float
         Total privacy loss of the whole search, in nats, > 0 (keyword-only).
-    delta : float
-        Total delta, in (0, 1) (keyword-only).
+    delta : float, default=1e-5
+        Total delta, in (0, 1) (keyword-only), the estimators' default.
     n_iter : float or int, default=None
         ``"repeat_and_select"``: mean number of candidate runs, >= 1; ``None``
         uses 3 x the grid size (``param_grid``) or 10 (``param_distributions``).
@@ -222,10 +223,10 @@ class DPGridSearchCV(_BaseDPSearch):
 
     Warns
     -----
-    UserWarning and its subclasses (e.g. ``ClippingWarning``)
-        Warnings of the internal fits are held back during the search and
-        re-emitted once per category after it, without counts, so that their
-        number does not reveal the hidden number of runs.
+    UserWarning
+        Only when a Poisson draw gives no run. Every warning of the internal fits
+        is withheld: it could depend on the data, and their number on the hidden
+        number of runs (``docs/privacy.md``).
 
     Notes
     -----
@@ -288,7 +289,7 @@ class DPGridSearchCV(_BaseDPSearch):
         "verbose": ["verbose"],
     }
 
-    def __init__(self, estimator, param_grid=None, param_distributions=None, *, epsilon, delta, n_iter=None,
+    def __init__(self, estimator, param_grid=None, param_distributions=None, *, epsilon, delta=1e-5, n_iter=None,
                  selection="repeat_and_select", shape=1.0, scoring=None, score_bounds=None, score_fraction=0.4,
                  cv=0.3, random_state=None, ledger=None, refit=True, verbose=0):
         self.estimator = estimator

@@ -7,9 +7,10 @@ from numbers import Integral, Real
 import numpy as np
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import Interval
 from .._private_stats._common import _as_bounds
 from .._release import private_fit
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import StrOptions
 
+from .._constraints import Interval
 from .._private_stats import (
     FENCE,
     fenced_quantiles,

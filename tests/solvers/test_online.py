@@ -317,3 +317,16 @@ def test_pickled_mid_stream_continues_identically():
     b.partial_fit(X[40:], y[40:])
     np.testing.assert_array_equal(a.coef_, b.coef_)
     assert a.n_samples_seen_ == b.n_samples_seen_ == 90
+
+
+def test_a_later_partial_fit_with_other_classes_raises():
+    # Issue 19 item 11: classes=[0, 7] on a [0, 1] stream was silently ignored.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = (X[:, 0] > 0).astype(int)
+    clf = DPOnlineClassifier(horizon=200, random_state=0).partial_fit(X, y, classes=[0, 1])
+    clf.partial_fit(X, y, classes=[1, 0])  # the same set, in any order
+    n_seen = clf.n_samples_seen_
+    with pytest.raises(ValueError, match=r"classes=\[0, 7\] differs"):
+        clf.partial_fit(X, y, classes=[0, 7])
+    assert clf.n_samples_seen_ == n_seen
