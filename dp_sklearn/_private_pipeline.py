@@ -33,12 +33,16 @@ def _parallel(estimator):
                if k == "n_jobs" or k.endswith("__n_jobs"))
 
 
-def _same_release(released, planned):
-    """Whether the released events are the planned ones (in any order) or covered by them."""
-    def parts(event):
-        return sorted(map(repr, event.events)) if isinstance(event, dp_event.ComposedDpEvent) else [repr(event)]
+def _atoms(event):
+    """The events composed in ``event``, at any depth, as a sorted list of their reprs."""
+    if isinstance(event, dp_event.ComposedDpEvent):
+        return sorted(a for e in event.events for a in _atoms(e))
+    return [repr(event)]
 
-    return released == planned or parts(released) == parts(planned) or covered(released, planned)
+
+def _same_release(released, planned):
+    """Whether the released events are the planned ones (composed in any order or grouping) or covered by them."""
+    return released == planned or _atoms(released) == _atoms(planned) or covered(released, planned)
 
 
 class PrivatePipeline(Pipeline):
