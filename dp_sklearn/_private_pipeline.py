@@ -9,6 +9,7 @@ from numbers import Real
 
 import numpy as np
 from dp_accounting import dp_event
+from joblib import parallel_config
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline, _final_estimator_has
 from sklearn.utils.metaestimators import available_if
@@ -27,18 +28,16 @@ __all__ = ["PrivatePipeline"]
 _PUBLIC_SEED = 12345
 
 
-def _parallel(estimator):
-    """Whether a composite of ``estimator`` fits its parts in other processes (``n_jobs``)."""
-    return any(k.endswith("n_jobs") and v not in (None, 1) for k, v in estimator.get_params(deep=True).items()
-               if k == "n_jobs" or k.endswith("__n_jobs"))
+def _atoms(event):
+    """The events composed in ``event``, at any depth, as a sorted list of their reprs."""
+    if isinstance(event, dp_event.ComposedDpEvent):
+        return sorted(a for e in event.events for a in _atoms(e))
+    return [repr(event)]
 
 
 def _same_release(released, planned):
-    """Whether the released events are the planned ones (in any order) or covered by them."""
-    def parts(event):
-        return sorted(map(repr, event.events)) if isinstance(event, dp_event.ComposedDpEvent) else [repr(event)]
-
-    return released == planned or parts(released) == parts(planned) or covered(released, planned)
+    """Whether the released events are the planned ones (composed in any order or grouping) or covered by them."""
+    return released == planned or _atoms(released) == _atoms(planned) or covered(released, planned)
 
 
 class PrivatePipeline(Pipeline):
@@ -90,8 +89,7 @@ class PrivatePipeline(Pipeline):
         only if it is this one (or, with ``ledger=None``, if every step that
         carries one carries the same one, which is then used); a different
         ledger is refused, since one release cannot be recorded in two
-        accounts. With a composite fitting in parallel (``n_jobs``), the steps
-        must not carry a ledger.
+        accounts.
     memory : str, object with the joblib.Memory interface or None, default=None
         As for :class:`~sklearn.pipeline.Pipeline`.
     verbose : bool, default=False
@@ -127,7 +125,10 @@ class PrivatePipeline(Pipeline):
     them to the split (so ``get_params`` shows what each step spends); set the
     pipeline's ``epsilon``, ``delta`` or ``split`` instead. Inside an enclosing
     private fit (``DPGridSearchCV``, another private pipeline) the pipeline
-    reports its steps' events to it and reserves nothing itself.
+    reports its steps' events to it and reserves nothing itself. The steps fit
+    in the calling thread (joblib's sequential backend; the ``n_jobs`` of an
+    inner composite is not used), so that each reports its event and its noise
+    draws to the pipeline's release.
 
     Examples
     --------
@@ -166,7 +167,6 @@ class PrivatePipeline(Pipeline):
         """The one ledger of the fit (see the ``ledger`` parameter)."""
         params = self.get_params(deep=True)
         found = [v for k, v in params.items() if (k == "ledger" or k.endswith("__ledger")) and v is not None]
-        inner = [v for k, v in params.items() if k.endswith("__ledger") and v is not None]
         distinct = []
         for led in found:
             if not any(led is d or led == d for d in distinct):
@@ -175,9 +175,6 @@ class PrivatePipeline(Pipeline):
             raise ValueError(
                 f"{type(self).__name__} records its fit in one ledger, but its steps carry {len(distinct)} different "
                 "ledgers: set ledger= on the pipeline and leave the steps' ledger=None (or the same ledger).")
-        if inner and _parallel(self):
-            raise ValueError(f"{type(self).__name__}: a step fitted in parallel (n_jobs) cannot carry a ledger; set "
-                             "ledger= on the pipeline and leave the steps' ledger=None.")
         return distinct[0] if distinct else None
 
     def _prepare(self):
@@ -213,27 +210,27 @@ class PrivatePipeline(Pipeline):
 
     def _private(self, method, X, y, **params):
         budgets = self._prepare()
-        fit = getattr(super(), method)
-        if active_release() is not None:  # inside a search's or another pipeline's release (or a plan)
-            self.__dict__.pop("dp_event_", None)
-            out = fit(X, y, **params)
-            self._set_released(released_event(self), budgets)
-            return out
-        ledger = self._ledger()
-        planned = self._plan(X, y, params)
-        label = f"{type(self).__name__}({', '.join(b.name for b in budgets)})"
-        with private_fit(self, planned, ledgers=[ledger], epsilon=self.epsilon, delta=self.delta,
-                         label=label) as release:
-            if _parallel(self):  # the steps' draws happen out of sight: count the fit as drawn
-                release.mark_drawn()
-            self.__dict__.pop("dp_event_", None)
-            out = fit(X, y, **params)
-            released = released_event(self)
-            if not _same_release(released, planned):
-                raise RuntimeError(f"The events released by {type(self).__name__} ({released}) are not covered by "
-                                   f"its plan ({planned}): a step's event depends on the data, which dp_sklearn "
-                                   "forbids (docs/privacy.md). The planned event was recorded.")
-            self._set_released(planned, budgets)
+        # every step fits in this thread, so that it reports its event and its draws to the release
+        with parallel_config(backend="sequential"):
+            fit = getattr(super(), method)
+            if active_release() is not None:  # inside a search's or another pipeline's release (or a plan)
+                self.__dict__.pop("dp_event_", None)
+                out = fit(X, y, **params)
+                self._set_released(released_event(self), budgets)
+                return out
+            ledger = self._ledger()
+            planned = self._plan(X, y, params)
+            label = f"{type(self).__name__}({', '.join(b.name for b in budgets)})"
+            with private_fit(self, planned, ledgers=[ledger], epsilon=self.epsilon, delta=self.delta,
+                             label=label):
+                self.__dict__.pop("dp_event_", None)
+                out = fit(X, y, **params)
+                released = released_event(self)
+                if not _same_release(released, planned):
+                    raise RuntimeError(f"The events released by {type(self).__name__} ({released}) are not covered "
+                                       f"by its plan ({planned}): a step's event depends on the data, which "
+                                       "dp_sklearn forbids (docs/privacy.md). The planned event was recorded.")
+                self._set_released(planned, budgets)
         return out
 
     def _set_released(self, event, budgets):

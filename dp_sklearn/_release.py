@@ -175,10 +175,6 @@ class _Release:
         self._tracked.append((rng, rng.bit_generator.state))
         return rng
 
-    def mark_drawn(self):
-        """Declare that the mechanism has drawn noise (or released anything)."""
-        self.drawn = True
-
     def has_drawn(self):
         return self.drawn or any(rng.bit_generator.state != state for rng, state in self._tracked)
 

@@ -302,3 +302,25 @@ def test_private_pipeline_passes_check_estimator_as_a_pipeline_does():
                 ("check_estimators_overwrite_params", "check_dont_overwrite_parameters")}
     results = check_estimator(pipe, on_fail=None, expected_failed_checks=inherent)
     assert [r["check_name"] for r in results if r["status"] == "failed"] == []
+
+
+def test_a_private_pipeline_nested_in_another_is_one_share(tmp_path):
+    ledger = PrivacyLedger(max_epsilon=1.0, path=tmp_path / "l.jsonl")
+    inner = make_private_pipeline(_scaler(), DPMinMaxScaler(bounds=(-3, 3)))
+    pipe = make_private_pipeline(inner, _ridge(), ledger=ledger)
+    assert [b.name for b in budget_split(pipe)] == ["privatepipeline", "dpridge"]
+    pipe.fit(X, Y)
+    released = _leaf_events(pipe)
+    assert len(released) == 3 and len(ledger) == 1
+    assert ledger.total_epsilon() == pytest.approx(compose_epsilon(released, 1e-5), rel=1e-9)
+    assert ledger.total_epsilon() <= 1.0
+
+
+def test_a_parallel_column_transformer_is_accounted(tmp_path):
+    """n_jobs=2: the steps still report to the pipeline's release (they fit in the calling thread)."""
+    ledger = PrivacyLedger(max_epsilon=1.0, path=tmp_path / "l.jsonl")
+    ct = ColumnTransformer([("a", _scaler(), [0, 1]), ("b", DPMinMaxScaler(bounds=(-4, 4)), [2, 3])], n_jobs=2)
+    pipe = make_private_pipeline(ct, _ridge(), ledger=ledger).fit(X, Y)
+    released = _leaf_events(pipe)
+    assert len(released) == 3 and len(ledger) == 1
+    assert ledger.total_epsilon() == pytest.approx(compose_epsilon(released, 1e-5), rel=1e-9)
