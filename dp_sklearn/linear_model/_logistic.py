@@ -263,13 +263,16 @@ class DPLogisticRegression(_DPClassifierBase):
 
     Examples
     --------
+    Scale the raw features privately too (a non-private scaler fitted on the
+    training data would release its statistics; see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPLogisticRegression
+    >>> from dp_sklearn import DPLogisticRegression, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
-    >>> clf.coef_.shape
+    >>> clf = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                             DPLogisticRegression(random_state=0), epsilon=1.0).fit(X, y)
+    >>> clf[-1].coef_.shape
     (1, 30)
     >>> clf.classes_.tolist()
     [0, 1]

@@ -145,16 +145,18 @@ class DPRidge(_DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (a non-private scaler fitted on the
+    training data would release its statistics; see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPRidge
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPRidge(epsilon=1.0, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> model.coef_.shape
+    >>> from dp_sklearn import DPRidge, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPRidge(bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> model[-1].coef_.shape
     (10,)
-    >>> model.epsilon_
-    1.0
     """
 
     _parameter_constraints = {
@@ -294,15 +296,18 @@ class DPLasso(_DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPLasso
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPLasso(radius=1.0, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> model.coef_.shape
+    >>> from dp_sklearn import DPLasso, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPLasso(radius=1.0, bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> model[-1].coef_.shape
     (10,)
-    >>> model.solver_
+    >>> model[-1].solver_
     'frank_wolfe'
     """
 

@@ -151,13 +151,16 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPSparseLinearRegression
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPSparseLinearRegression(3, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> int((model.coef_ != 0).sum()) <= 3
+    >>> from dp_sklearn import DPSparseLinearRegression, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPSparseLinearRegression(3, bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> int((model[-1].coef_ != 0).sum()) <= 3
     True
     """
 
@@ -283,13 +286,15 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPSparseLogisticRegression
+    >>> from dp_sklearn import DPSparseLogisticRegression, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> clf = DPSparseLogisticRegression(5, random_state=0).fit(X, y)
-    >>> int((clf.coef_ != 0).sum()) <= 5
+    >>> clf = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                             DPSparseLogisticRegression(5, random_state=0), epsilon=1.0).fit(X, y)
+    >>> int((clf[-1].coef_ != 0).sum()) <= 5
     True
     """
 
