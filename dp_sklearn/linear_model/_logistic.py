@@ -217,8 +217,10 @@ class DPLogisticRegression(_DPClassifierBase):
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
     verbose : int, default=0
-        Print the progress of the fit (step t of T of the iterative solvers, elapsed
-        time; at most about 10 lines, never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 one line per phase of the fit (solver and its public number of steps, done);
+        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
+        Elapsed time and public values only, never a data-dependent number.
 
     Attributes
     ----------
