@@ -307,3 +307,12 @@ def test_user_guide_snippets_run(page):
     namespace = {}
     for block in blocks:  # blocks of a page build on each other, as a reader runs them
         exec(compile(block, f"{page} snippet", "exec"), namespace)
+
+
+def test_getting_started_code_fits_its_block():
+    """The first page a user reads shows every code line whole (the block is about 79 characters wide)."""
+    text = (DOCS / "user_guide" / "getting_started.rst").read_text()
+    blocks = re.findall(r"\.\. code-block:: \w+\n\n((?:(?:   .*)?\n)+)", text)
+    assert blocks
+    long = [line.strip() for block in blocks for line in block.splitlines() if len(line) - 3 > 79]
+    assert not long, long
