@@ -21,6 +21,7 @@ with ``DP_SKLEARN_DOCS_INTERSPHINX=1`` (where the network is) all of them are.
 """
 
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -143,7 +144,8 @@ warnings.filterwarnings("ignore", message="Matplotlib is currently using agg")
 # -- HTML --------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"dp_sklearn {release}"
-html_static_path = []
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]  # long titles and code lines wrap
 html_theme_options = {
     "navbar_align": "left",
     "show_toc_level": 2,
@@ -153,3 +155,49 @@ html_theme_options = {
 }
 html_sidebars = {"index": []}
 html_show_sourcelink = False
+
+
+# -- Docstrings as the API pages show them -------------------------------------------------
+_INITIAL = re.compile(r"^(\s*(?:\.\. \[[^\]]+\]\s+)?[A-Z])\.(?= )")
+_PRIVACY_PATH = re.compile(r"``docs/privacy\.md``|(?<![`/\w])docs/privacy\.md(?![`\w])")
+
+
+def _reference_paragraphs(lines):
+    """One paragraph per entry of a References section (numpydoc joins adjacent lines).
+
+    An entry ends at a line ending with a period when the next line starts at the
+    section's own indentation (a continuation line is part of the same sentence). An
+    entry starting with an initial ("A. G. Thakurta") gets its period escaped, or
+    reStructuredText reads it as an enumerated list.
+    """
+    def underline(j):
+        return j < len(lines) and set(lines[j].strip() or "x") == {"-"}
+
+    out, in_refs, entry_start = [], False, False
+    for i, line in enumerate(lines):
+        if in_refs and underline(i + 1):
+            in_refs = False  # the next section starts
+        if in_refs and entry_start:
+            line = _INITIAL.sub(r"\1\\.", line)
+        out.append(line)
+        stripped = line.strip()
+        if stripped == "References" and underline(i + 1):
+            in_refs, entry_start = True, False
+            continue
+        entry_start = in_refs and (underline(i) or not stripped)
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if in_refs and stripped.endswith(".") and nxt.strip() and not nxt.startswith(" ") and not underline(i + 2):
+            out.append("")
+            entry_start = True
+    return out
+
+
+def _render_docstring(app, what, name, obj, options, lines):
+    """References as separate paragraphs; the privacy contract's path as a link to its page."""
+    lines[:] = [_PRIVACY_PATH.sub(":doc:`docs/privacy.md </user_guide/privacy_contract>`", line)
+                for line in _reference_paragraphs(list(lines))]
+
+
+def setup(app):
+    # before numpydoc (priority 500), which parses the sections of the raw docstring
+    app.connect("autodoc-process-docstring", _render_docstring, priority=400)

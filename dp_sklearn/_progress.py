@@ -1,8 +1,9 @@
 """Progress of long fits (``verbose``): step t of T and elapsed time, nothing else.
 
 A fit with ``verbose > 0`` opens :func:`progress`; the iterative mechanisms loop over
-:func:`steps`, which is ``range(T)`` and, inside an active report, prints
-``step t of T`` and the elapsed wall time at most ``MAX_STEP_LINES`` times. No loss,
+:func:`steps`, which is ``range(T)`` and, inside a report of level 2 or more, prints
+``step t of T`` and the elapsed wall time at most ``MAX_STEP_LINES`` times. The levels
+follow scikit-learn's ``verbose``: 1 prints the phases of a fit, 2 adds the steps. No loss,
 norm, score or any other data-dependent number is ever printed (``docs/privacy.md``,
 "What the analyst sees"): T is a public function of hyperparameters and n.
 """
@@ -26,8 +27,9 @@ _SILENT = contextvars.ContextVar("dp_sklearn_progress_silent", default=False)
 class _Report:
     """Prints ``[label] message, elapsed x s`` lines to stdout (scikit-learn's convention)."""
 
-    def __init__(self, label):
+    def __init__(self, label, level=1):
         self.label = label
+        self.level = int(level)
         self.start = time.perf_counter()
 
     def line(self, message):
@@ -43,8 +45,8 @@ def progress(label, verbose, inner_silent=False):
     label : str
         Printed at the start of every line (the estimator's class name).
     verbose : int
-        0: silent. Any positive value: at most ``MAX_STEP_LINES`` step lines per run
-        plus the phase lines the caller prints with the yielded report.
+        0: silent. 1: the phase lines the caller prints with the yielded report.
+        2 or more: also at most ``MAX_STEP_LINES`` step lines per run.
     inner_silent : bool, default=False
         Silence every report opened inside (whatever its ``verbose``): a private search
         must not reveal how many fits it ran.
@@ -54,7 +56,7 @@ def progress(label, verbose, inner_silent=False):
     report : object or None
         ``report.line(message)`` prints one line (``None`` when silent).
     """
-    report = _Report(label) if verbose and not _SILENT.get() else None
+    report = _Report(label, verbose) if verbose and not _SILENT.get() else None
     token, silent = _ACTIVE.set(report), _SILENT.set(_SILENT.get() or inner_silent)
     try:
         yield report
@@ -77,7 +79,7 @@ def steps(T):
         0, 1, ..., T - 1.
     """
     report = _ACTIVE.get()
-    return range(T) if report is None else _reported(report, int(T))
+    return range(T) if report is None or report.level < 2 else _reported(report, int(T))
 
 
 def _reported(report, T):

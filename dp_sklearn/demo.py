@@ -23,6 +23,7 @@ comparison.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -35,7 +36,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.preprocessing import StandardScaler
 
 import dp_sklearn
-from dp_sklearn import DPLasso, DPLogisticRegression, DPRidge
+from dp_sklearn import DPLasso, DPLogisticRegression, DPRidge, PrivacyLedger
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPStandardScaler
 from dp_sklearn.solvers import SOLVERS
@@ -125,16 +126,17 @@ def _baselines(task, data, seeds):
         dp = [DPRidge(epsilon=1.0, bounds_y=BOUNDS_Y, random_state=s).fit(Xtr, ytr).score(Xte, yte)
               for s in range(seeds)]
         return {
-            "sklearn Ridge (non-private)": Ridge().fit(Xtr, ytr).score(Xte, yte),
-            "sklearn Lasso (non-private)": Lasso(alpha=0.1).fit(Xtr, ytr).score(Xte, yte),
-            "comparison: NON-private StandardScaler + DPRidge eps=1": float(np.median(dp)),
-            "trivial (mean of y)": DummyRegressor().fit(Xtr, ytr).score(Xte, yte),
+            "sklearn Ridge (non-private)": (Ridge().fit(Xtr, ytr).score(Xte, yte), "no epsilon"),
+            "sklearn Lasso (non-private)": (Lasso(alpha=0.1).fit(Xtr, ytr).score(Xte, yte), "no epsilon"),
+            "DPRidge after a NON-private StandardScaler": (float(np.median(dp)), "epsilon=1 only"),
+            "trivial (mean of y)": (DummyRegressor().fit(Xtr, ytr).score(Xte, yte), "no epsilon"),
         }
     dp = [DPLogisticRegression(epsilon=1.0, random_state=s).fit(Xtr, ytr).score(Xte, yte) for s in range(seeds)]
     return {
-        "sklearn LogisticRegression (non-private)": LogisticRegression(max_iter=1000).fit(Xtr, ytr).score(Xte, yte),
-        "comparison: NON-private StandardScaler + DPLogReg eps=1": float(np.mean(dp)),
-        "trivial (majority class)": DummyClassifier().fit(Xtr, ytr).score(Xte, yte),
+        "sklearn LogisticRegression (non-private)": (LogisticRegression(max_iter=1000).fit(Xtr, ytr).score(Xte, yte),
+                                                     "no epsilon"),
+        "DPLogisticRegression after a NON-private StandardScaler": (float(np.mean(dp)), "epsilon=1 only"),
+        "trivial (majority class)": (DummyClassifier().fit(Xtr, ytr).score(Xte, yte), "no epsilon"),
     }
 
 
@@ -153,20 +155,29 @@ def _print_table(title, metric, rows, baselines, epsilons, seeds, median):
                 cell = f"{v.mean():.3f} +- {v.std():.3f}" + (f" [{np.median(v):.3f}]" if median else "")
                 cells.append(f"{cell:>27}")
         print(f"{row['label']:<52}" + "".join(cells))
-    for name, value in baselines.items():
-        print(f"{name:<52}{value:>27.3f}  (any epsilon)")
+    print("comparisons (one number each, not a function of the epsilon columns):")
+    for name, (value, note) in baselines.items():
+        print(f"  {name:<56}{value:>8.3f}  ({note})")
 
 
 def _pipeline_example(data):
     Xtr, Xte, ytr, yte = data
-    pipe = make_private_pipeline(DPStandardScaler(bounds=public_bounds("classification"), random_state=0),
-                                 DPLogisticRegression(random_state=0), epsilon=1.0, delta=1e-5)
-    grid = GridSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0, 10.0]}, cv=3).fit(Xtr, ytr)
-    print("\n## make_private_pipeline(DPStandardScaler, DPLogisticRegression), epsilon=1 per fit, "
-          "+ GridSearchCV over C, 3 folds")
+    ledger = PrivacyLedger(delta=1e-5)  # no cap: it only totals what the search spends
+    try:
+        pipe = make_private_pipeline(DPStandardScaler(bounds=public_bounds("classification"), random_state=0),
+                                     DPLogisticRegression(random_state=0), epsilon=1.0, delta=1e-5, ledger=ledger)
+        grid = GridSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0, 10.0]}, cv=3).fit(Xtr, ytr)
+        total = ledger.total_epsilon()
+    finally:
+        ledger.delete()
+    print("\n## scikit-learn's GridSearchCV over make_private_pipeline(DPStandardScaler, DPLogisticRegression), "
+          "epsilon=1 per fit, C in {0.1, 1, 10}, 3 folds")
     print(f"best params: {grid.best_params_}, test accuracy {grid.score(Xte, yte):.3f}")
-    print("note: plain GridSearchCV spends the budget once per candidate and fold "
-          "(3 x 3 fits + 1 refit here); see docs/model_selection.md for private selection.")
+    print("privacy cost of the whole search: 10 private fits (3 candidates x 3 folds + 1 refit), composed "
+          f"by a PrivacyLedger to epsilon={total:.2f} at delta=1e-5, not 1.")
+    print("NOT private: GridSearchCV compared noiseless validation scores, so best_params_ (the choice of C) is a")
+    print("non-private release. dp_sklearn.model_selection.DPGridSearchCV selects privately "
+          "(docs/model_selection.md).")
 
 
 def _plot(path, results, epsilons):
@@ -178,33 +189,38 @@ def _plot(path, results, epsilons):
     except ImportError:
         print("\n(matplotlib is not installed: no plot written; pip install 'dp-sklearn[demo]')")
         return
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5))
+    fig, axes = plt.subplots(1, 2, figsize=(14, 9))
     for ax, (task, metric, rows, baselines) in zip(axes, results):
+        colors = iter(plt.get_cmap("tab20").colors)  # one colour per curve within a panel
         for row in rows:
             xs = [e for e in epsilons if row.get(e) is not None]
             if not xs:
                 continue
             means = [row[e].mean() for e in xs]
             stds = [row[e].std() for e in xs]
-            ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=row["label"])
+            ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=row["label"], color=next(colors))
         styles = iter(["--", ":", "-.", (0, (1, 3))])
-        for name, value in baselines.items():
-            ax.axhline(value, color="k", linestyle=next(styles), linewidth=1, label=name)
+        for name, (value, note) in baselines.items():
+            ax.axhline(value, color="k", linestyle=next(styles), linewidth=1, label=f"{name} ({note})")
         ax.set_xscale("log")
+        ax.set_xticks(list(epsilons), [f"{e:g}" for e in epsilons])
+        ax.minorticks_off()
         ax.set_xlabel("epsilon (delta = 1e-5)")
         ax.set_ylabel(f"test {metric}")
         ax.set_title(task)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=1)  # below, off the curves
     axes[0].set_ylim(bottom=-0.5)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    print(f"\nplot written to {path}")
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    print(f"\nplot written to {os.path.abspath(path)}")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="seeds per (solver, epsilon) (default 20)")
-    parser.add_argument("--plot", default="dp_sklearn_demo.png", help="PNG path for the privacy-utility plot")
+    parser.add_argument("--plot", default="dp_sklearn_demo.png",
+                        help="PNG path for the privacy-utility plot (default: dp_sklearn_demo.png in the current "
+                             "directory; the absolute path is printed)")
     args = parser.parse_args(argv)
     t0 = time.time()
     print(f"dp_sklearn {dp_sklearn.__version__} demo: delta = 1e-5, epsilons {list(EPSILONS)}, {args.seeds} seeds")
@@ -219,14 +235,20 @@ def main(argv=None):
     total = (len(_configs("regression")) + len(_configs("classification"))) * len(EPSILONS)
     done = [0]
 
+    live = sys.stderr.isatty()  # a terminal: one updating line; a log: a line at each quarter (tqdm's rule)
+
     def progress():
         done[0] += 1
-        print(f"\rfitting: {done[0]}/{total} (solver, epsilon) cells, {time.time() - t0:5.1f} s", end="",
-              file=sys.stderr, flush=True)
+        message = f"fitting: {done[0]}/{total} (solver, epsilon) cells, {time.time() - t0:5.1f} s"
+        if live:
+            print(f"\r{message}", end="", file=sys.stderr, flush=True)
+        elif done[0] in {-(-total * k // 4) for k in range(1, 5)}:
+            print(message, file=sys.stderr, flush=True)
 
     reg_rows = _evaluate("regression", reg, args.seeds, EPSILONS, progress)
     clf_rows = _evaluate("classification", clf, args.seeds, EPSILONS, progress)
-    print(file=sys.stderr)
+    if live:
+        print(file=sys.stderr)
     reg_base, clf_base = _baselines("regression", reg, args.seeds), _baselines("classification", clf, args.seeds)
     _print_table(f"diabetes (n_train={reg[0].shape[0]}, p={reg[0].shape[1]})", "R^2", reg_rows, reg_base,
                  EPSILONS, args.seeds, median=True)

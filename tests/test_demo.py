@@ -8,11 +8,16 @@ from dp_sklearn import demo
 def test_demo_reports_tables_and_plot(tmp_path, capsys):
     png = tmp_path / "demo.png"
     assert demo.main(["--seeds", "2", "--plot", str(png)]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out, err = captured.out, captured.err
     assert "sklearn Ridge (non-private)" in out and "0.392" in out
     assert "trivial (majority class)" in out and "0.632" in out
     assert "DPLogisticRegression noisy_gd (default)" in out
+    assert "(any epsilon)" not in out and "after a NON-private StandardScaler" in out and "(epsilon=1 only)" in out
+    assert "privacy cost of the whole search: 10 private fits" in out and "NOT private" in out
+    assert f"plot written to {png}" in out  # the absolute path
     assert png.stat().st_size > 10_000
+    assert "\r" not in err  # not a terminal (captured): plain progress lines, no carriage returns
 
 
 def test_demo_configs_cover_every_registered_solver():

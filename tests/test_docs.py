@@ -153,8 +153,142 @@ def test_gallery_examples_use_only_bundled_data(path):
         assert forbidden not in source, f"{path.name} loads external data ({forbidden})"
 
 
-def test_gallery_has_at_least_eight_examples():
-    assert len(list((ROOT / "examples").glob("plot_*.py"))) >= 8
+# --------------------------------------------------------------------------- examples
+#: non-private scikit-learn transformers that learn statistics of the data they are fitted on
+_LEAKY_SCALER = re.compile(r"(?<![A-Za-z_])(StandardScaler|MinMaxScaler|RobustScaler|MaxAbsScaler|QuantileTransformer|"
+                           r"PowerTransformer)\(")
+
+
+def _docstring_examples():
+    """(name, example text) of every public object's and own public method's docstring."""
+    out = []
+    for name in _public_objects():
+        targets = [(name, _resolve(name))]
+        targets += [(m, getattr(_resolve(name), m.rpartition(".")[2])) for m in _own_methods(name)]
+        for label, obj in targets:
+            doc = inspect.getdoc(obj) or ""
+            _, _, examples = doc.partition("Examples\n--------")
+            if examples:
+                out.append((label, examples))
+    return out
+
+
+@pytest.mark.parametrize("name, examples", _docstring_examples(), ids=lambda v: v if isinstance(v, str) and
+                         "\n" not in v else "")
+def test_docstring_examples_fit_no_nonprivate_scaler(name, examples):
+    """The API pages must not teach what docs/privacy.md forbids: a scaler fitted on the data."""
+    hits = _LEAKY_SCALER.findall(examples)
+    assert not hits, f"{name}'s Examples fit a non-private {hits} on the data; use a dp_sklearn scaler"
+
+
+def test_docstring_example_scan_can_fail():
+    assert _LEAKY_SCALER.findall(">>> X = StandardScaler().fit_transform(X)") == ["StandardScaler"]
+    assert not _LEAKY_SCALER.findall(">>> DPStandardScaler(bounds=(0, 1))")
+
+
+# --------------------------------------------------------------------------- stated defaults
+def _batch_estimators():
+    """The public batch estimators and transformers (the online models have their own page)."""
+    from sklearn.base import BaseEstimator
+
+    import dp_sklearn
+
+    return [getattr(dp_sklearn, n) for n in dp_sklearn.__all__
+            if inspect.isclass(getattr(dp_sklearn, n)) and issubclass(getattr(dp_sklearn, n), BaseEstimator)
+            and not n.startswith("DPOnline") and n != "DPGridSearchCV"]
+
+
+def _code_defaults(param):
+    return {cls.__name__: inspect.signature(cls).parameters[param].default
+            for cls in _batch_estimators() if param in inspect.signature(cls).parameters}
+
+
+def _literal(text):
+    import ast
+
+    try:
+        return ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        return _NOT_LITERAL
+
+
+_NOT_LITERAL = object()
+_NARRATIVE = ("README.md", "docs/privacy.md", "docs/model_selection.md", "docs/user_guide/choosing_parameters.rst",
+              "docs/user_guide/getting_started.rst", "docs/user_guide/budgets.md", "docs/user_guide/solvers.rst",
+              "docs/index.rst")
+
+
+def _stated_defaults(text):
+    """(parameter, stated literal) pairs: ``name=value`` (the default), ``name`` (..., default value),
+    and a definition-list term ``name`` whose body says "The default ``value``"."""
+    found = []
+    for m in re.finditer(r"`{1,2}(\w+)=([^`]+)`{1,2} \(the (?:\w+'s? )?default\)", text):
+        found.append((m.group(1), m.group(2)))
+    for m in re.finditer(r"`{1,2}(\w+)`{1,2} \([^()]*?default `{0,2}([^`;,)]+)`{0,2}", text):
+        found.append((m.group(1), m.group(2)))
+    for m in re.finditer(r"^``(\w+)``.*\n((?:   .*\n|\n)+)", text, flags=re.M):
+        for d in re.finditer(r"[Tt]he default\s+``([^`]+)``", m.group(2)):
+            found.append((m.group(1), d.group(1)))
+    for m in re.finditer(r"^- `(\w+)`(.*(?:\n  .*)*)", text, flags=re.M):  # a Markdown bullet on a parameter
+        for d in re.finditer(r"Default `([^`]+)`", m.group(2)):
+            found.append((m.group(1), d.group(1)))
+    return [(name, _literal(value)) for name, value in found if _literal(value) is not _NOT_LITERAL]
+
+
+@pytest.mark.parametrize("page", _NARRATIVE)
+def test_narrative_pages_state_the_code_defaults(page):
+    """A default a narrative page states must be the default of every batch estimator having it."""
+    wrong = []
+    for name, value in _stated_defaults((ROOT / page).read_text()):
+        code = _code_defaults(name)
+        bad = {cls: d for cls, d in code.items() if d != value}
+        if bad:
+            wrong.append(f"{name}: page says {value!r}, code has {bad}")
+    assert not wrong, f"{page} states defaults that differ from the code: {wrong}"
+
+
+def test_stated_default_scan_can_fail():
+    text = "``bounds_y`` (regression)\n   The range. The default ``(-1, 1)`` warns.\n"
+    assert _stated_defaults(text) == [("bounds_y", (-1, 1))]
+    assert ("epsilon", 2.0) in _stated_defaults("``epsilon`` (in nats, default 2.0) bounds")
+    assert ("accounting", "paper") in _stated_defaults('``accounting="paper"`` (the default) calibrates')
+    assert ("bounds_y", "auto") in _stated_defaults('- `bounds_y` (regression): the range.\n  Default `"auto"`: a share')
+    assert _code_defaults("bounds_y")["DPRidge"] != (-1, 1)
+
+
+def _default_solver_rows(text):
+    """(estimator expression, solver) of the table rows that mark a solver "(default)"."""
+    rows = []
+    for m in re.finditer(r"^\| `(DP\w+(?:\([^)]*\))?)`[^|]*\| `(\w+)` \(default\)", text, flags=re.M):
+        rows.append((m.group(1), m.group(2)))
+    for m in re.finditer(r"\* - ``(DP\w+(?:\([^)]*\))?)``[^\n]*\n\s+- ``(\w+)`` \(default\)", text):
+        rows.append((m.group(1), m.group(2)))
+    return rows
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/user_guide/solvers.rst"])
+def test_solver_tables_mark_the_code_default(page):
+    import dp_sklearn
+
+    rows = _default_solver_rows((ROOT / page).read_text())
+    assert rows, f"no solver table with a (default) row found in {page}"
+    wrong = []
+    for expr, solver in rows:
+        est = eval(expr, {n: getattr(dp_sklearn, n) for n in dp_sklearn.__all__} | {"__builtins__": {}})
+        est = est() if inspect.isclass(est) else est
+        resolved = est._resolved_solver() if hasattr(est, "_resolved_solver") else est.solver
+        if resolved != solver:
+            wrong.append(f"{expr}: table says {solver}, code uses {resolved}")
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/user_guide/solvers.rst"])
+def test_solver_guide_lists_every_registered_solver(page):
+    from dp_sklearn.solvers import SOLVERS
+
+    text = (ROOT / page).read_text()
+    missing = [name for name in SOLVERS if f"`{name}`" not in text]
+    assert not missing, f"{page} does not mention the registered solvers {missing}"
 
 
 def _python_blocks(path):
@@ -173,3 +307,12 @@ def test_user_guide_snippets_run(page):
     namespace = {}
     for block in blocks:  # blocks of a page build on each other, as a reader runs them
         exec(compile(block, f"{page} snippet", "exec"), namespace)
+
+
+def test_getting_started_code_fits_its_block():
+    """The first page a user reads shows every code line whole (the block is about 79 characters wide)."""
+    text = (DOCS / "user_guide" / "getting_started.rst").read_text()
+    blocks = re.findall(r"\.\. code-block:: \w+\n\n((?:(?:   .*)?\n)+)", text)
+    assert blocks
+    long = [line.strip() for block in blocks for line in block.splitlines() if len(line) - 3 > 79]
+    assert not long, long

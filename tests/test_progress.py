@@ -39,7 +39,7 @@ def test_verbose_output_depends_on_public_sizes_only(capsys, make, task):
     second = _output(capsys, lambda: make(verbose=1), task, seed=1)  # other data, same shapes
     assert first == second
     lines = first.splitlines()
-    assert 2 <= len(lines) <= MAX_STEP_LINES + 2
+    assert 2 <= len(lines) <= 4
     assert lines[-1].endswith("fit done, elapsed <t> s")
     assert _output(capsys, lambda: make(verbose=0), task, seed=0) == ""
 
@@ -55,9 +55,22 @@ def test_steps_is_silent_outside_a_verbose_fit(capsys):
     with progress("x", 0):
         assert list(steps(3)) == [0, 1, 2]
     assert capsys.readouterr().out == ""
-    with progress("x", 1):
+    with progress("x", 1):  # level 1: phases only, no step lines
+        assert len(list(steps(1000))) == 1000
+    assert capsys.readouterr().out == ""
+    with progress("x", 2):
         assert len(list(steps(1000))) == 1000
     assert len(capsys.readouterr().out.splitlines()) == MAX_STEP_LINES
+
+
+@pytest.mark.parametrize("make, task", ESTIMATORS)
+def test_verbose_levels_differ_as_in_scikit_learn(capsys, make, task):
+    """verbose=1 prints the phases; verbose=2 adds the step lines of the iterative solvers."""
+    one = _output(capsys, lambda: make(verbose=1), task, seed=0).splitlines()
+    two = _output(capsys, lambda: make(verbose=2), task, seed=0).splitlines()
+    assert not any(re.search(r"step \d+ of \d+", line) for line in one)
+    assert [line for line in two if not re.search(r"\] step \d+ of \d+,", line)] == one
+    assert len(two) > len(one)
 
 
 def test_verbose_search_output_depends_on_public_sizes_only(capsys):

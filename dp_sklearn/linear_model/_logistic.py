@@ -218,8 +218,10 @@ class DPLogisticRegression(_DPClassifierBase):
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
     verbose : int, default=0
-        Print the progress of the fit (step t of T of the iterative solvers, elapsed
-        time; at most about 10 lines, never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 one line per phase of the fit (solver and its public number of steps, done);
+        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
+        Elapsed time and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release a private estimate of the fraction of rows with norm above
         ``data_norm_`` (those clipped), as ``clipped_fraction_``: the count plus
@@ -276,13 +278,16 @@ class DPLogisticRegression(_DPClassifierBase):
 
     Examples
     --------
+    Scale the raw features privately too (a non-private scaler fitted on the
+    training data would release its statistics; see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPLogisticRegression
+    >>> from dp_sklearn import DPLogisticRegression, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> clf = DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
-    >>> clf.coef_.shape
+    >>> clf = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                             DPLogisticRegression(random_state=0), epsilon=1.0).fit(X, y)
+    >>> clf[-1].coef_.shape
     (1, 30)
     >>> clf.classes_.tolist()
     [0, 1]

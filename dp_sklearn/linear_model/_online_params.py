@@ -74,8 +74,9 @@ _PARAMS_DOC = """
         ``SeedSequence(random_state, spawn_key=(n_samples_seen_,))``; no generator is
         ever stored on the estimator (docs/privacy.md, P6).
     verbose : int, default=0
-        Print the stream positions of each call, its step t of T and the elapsed time
-        (public values only, at most a few lines per call).
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 the stream positions of each call; 2 or more also its step t of T. Elapsed
+        time and public values only, at most a few lines per call.
 """
 
 _ATTRS_DOC = """

@@ -97,8 +97,10 @@ class DPRidge(_DPRegressorBase):
         ``None`` draws fresh OS entropy. With an int the published model carries the
         key to its own noise: do not publish models fitted with a fixed seed.
     verbose : int, default=0
-        Print the progress of the fit (step t of T of the iterative solvers, elapsed
-        time; at most about 10 lines, never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 one line per phase of the fit (solver and its public number of steps, done);
+        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
+        Elapsed time and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release a private estimate of how many records were clipped, as
         ``clipped_fraction_``: for ``data_norm`` and ``bounds_y``, the fraction of
@@ -159,16 +161,18 @@ class DPRidge(_DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (a non-private scaler fitted on the
+    training data would release its statistics; see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPRidge
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPRidge(epsilon=1.0, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> model.coef_.shape
+    >>> from dp_sklearn import DPRidge, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPRidge(bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> model[-1].coef_.shape
     (10,)
-    >>> model.epsilon_
-    1.0
     """
 
     _parameter_constraints = {
@@ -265,8 +269,10 @@ class DPLasso(_DPRegressorBase):
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
     verbose : int, default=0
-        Print the progress of the fit (step t of T of the iterative solvers, elapsed
-        time; at most about 10 lines, never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 one line per phase of the fit (solver and its public number of steps, done);
+        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
+        Elapsed time and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_``, private fractions of the rows beyond
         ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of
@@ -316,15 +322,18 @@ class DPLasso(_DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPLasso
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPLasso(radius=1.0, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> model.coef_.shape
+    >>> from dp_sklearn import DPLasso, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPLasso(radius=1.0, bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> model[-1].coef_.shape
     (10,)
-    >>> model.solver_
+    >>> model[-1].solver_
     'frank_wolfe'
     """
 

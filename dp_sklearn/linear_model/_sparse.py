@@ -106,8 +106,10 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
     verbose : int, default=0
-        Print the progress of the fit (step t of T of the iterative solvers, elapsed
-        time; at most about 10 lines, never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 one line per phase of the fit (solver and its public number of steps, done);
+        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
+        Elapsed time and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_``, private fractions of the rows beyond
         ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of
@@ -159,13 +161,16 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPSparseLinearRegression
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPSparseLinearRegression(3, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> int((model.coef_ != 0).sum()) <= 3
+    >>> from dp_sklearn import DPSparseLinearRegression, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPSparseLinearRegression(3, bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> int((model[-1].coef_ != 0).sum()) <= 3
     True
     """
 
@@ -247,8 +252,10 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
         ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
     verbose : int, default=0
-        Print the progress of the fit (step t of T of the iterative solvers, elapsed
-        time; at most about 10 lines, never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
+        1 one line per phase of the fit (solver and its public number of steps, done);
+        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
+        Elapsed time and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_``, a private fraction of the rows beyond
         ``data_norm_``, for 5% of ``epsilon`` (see :class:`DPLogisticRegression`).
@@ -298,13 +305,15 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPSparseLogisticRegression
+    >>> from dp_sklearn import DPSparseLogisticRegression, DPStandardScaler
+    >>> from dp_sklearn.pipeline import make_private_pipeline
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> clf = DPSparseLogisticRegression(5, random_state=0).fit(X, y)
-    >>> int((clf.coef_ != 0).sum()) <= 5
+    >>> clf = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                             DPSparseLogisticRegression(5, random_state=0), epsilon=1.0).fit(X, y)
+    >>> int((clf[-1].coef_ != 0).sum()) <= 5
     True
     """
 

@@ -255,15 +255,18 @@ class DPGridSearchCV(_BaseDPSearch):
 
     Examples
     --------
+    The scaler inside the tuned pipeline is private too (its share of each run's
+    budget follows the epsilons the steps are configured with):
+
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPLogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from dp_sklearn import DPLogisticRegression, DPStandardScaler
     >>> from dp_sklearn.model_selection import DPGridSearchCV
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)  # illustration only: not private
-    >>> search = DPGridSearchCV(DPLogisticRegression(solver="noisy_gd"),
-    ...                         {"C": [0.1, 1.0, 10.0]}, epsilon=2.0, delta=1e-5,
-    ...                         random_state=0).fit(X, y)
+    >>> pipe = make_pipeline(DPStandardScaler(epsilon=0.25),
+    ...                      DPLogisticRegression(epsilon=0.75, solver="noisy_gd"))
+    >>> search = DPGridSearchCV(pipe, {"dplogisticregression__C": [0.1, 1.0, 10.0]},
+    ...                         epsilon=2.0, delta=1e-5, random_state=0).fit(X, y)
     >>> search.epsilon_ <= 2.0
     True
     """
