@@ -35,7 +35,9 @@ def _imports(name, path):
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            candidates = [target] + [f"{target}.{a.name}" for a in node.names]
+            submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
+            # "from . import _budget" imports the submodule, not the package's __init__
+            candidates = submodules or [target] + [f"{target}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             candidates = [a.name for a in node.names]
         else:
@@ -76,8 +78,8 @@ def test_no_import_cycles_between_modules():
 
 #: layer of each subpackage (a module's first component below dp_sklearn); top-level modules
 #: (accounting, data, ledger, composition, audit, private statistics, ...) are layer 0
-LAYERS = {"solvers": 1, "linear_model": 2, "preprocessing": 2, "model_selection": 3, "pipeline": 4, "compose": 4,
-          "demo": 6}
+LAYERS = {"solvers": 1, "linear_model": 2, "preprocessing": 2, "model_selection": 3, "pipeline": 4,
+          "_private_pipeline": 4, "compose": 4, "demo": 6}
 
 
 def _layer(module):
