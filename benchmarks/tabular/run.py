@@ -411,6 +411,8 @@ def run(names=None, half="checking", epsilons=EPSILONS, seeds=SEEDS, factories=N
     ok, notes = D.available(names)
     for note in notes:
         print("note:", note, file=sys.stderr)
+    if not ok:
+        return [], None, "No dataset available:\n" + "\n".join(f"- {n}" for n in notes)
     data = {}
     for name in ok:
         X, y, _ = D.load(name)
