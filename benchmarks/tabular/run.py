@@ -299,9 +299,10 @@ def markdown(records, summ, command, order, epsilons, notes=()):
 
     from benchmarks.common import md_table
 
-    configs = [c for c in dict.fromkeys(summ.config) if c != "nonprivate_scaler"]
-    configs.append("nonprivate_scaler")
-    label = {"nonprivate_scaler": "non-private scaler + same DP model (comparison, NOT private)"}
+    configs = [c for c in dict.fromkeys(r["config"] for r in records)
+               if c not in ("sklearn", "trivial", "nonprivate_scaler")] + ["nonprivate_scaler"]
+    label = {"nonprivate_scaler": "non-private scaler + same DP model (comparison, NOT private)",
+             "diffprivlib": "diffprivlib defaults (bounds read from the data: NOT private)"}
     lines = [f"Command: `{command}`", ""]
     versions = _versions()
     lines += [f"Versions: {versions}. Seeds: {summ.n_fits.max()} per cell; "
