@@ -290,7 +290,9 @@ def summarize(records):
 
 
 def _f(x, d=3):
-    return "n/a" if x is None or not np.isfinite(x) else f"{x:.{d}f}"
+    if x is None or not np.isfinite(x):
+        return "n/a"
+    return f"{x:.1e}" if abs(x) >= 1000 else f"{x:.{d}f}"
 
 
 def markdown(records, summ, command, order, epsilons, notes=()):
@@ -320,7 +322,7 @@ def markdown(records, summ, command, order, epsilons, notes=()):
         rows.append([f"{name}: median"] + [_f(x.normalized.median()) for x in at])
         rows.append([f"{name}: mean without †"] + [_f(x[~x.dataset.isin(weak)].normalized.mean())
                                                      for x in at])
-        if c == "nonprivate_scaler":
+        if c in ("nonprivate_scaler", "diffprivlib"):
             continue
         rows.append([f"{name}: mean minus comparison's"] + [
             _f(x.normalized.mean() - comp.xs(e, level="epsilon").mean()) for x, e in zip(at, epsilons)])
@@ -337,7 +339,11 @@ def markdown(records, summ, command, order, epsilons, notes=()):
                                       for e in epsilons] for c in configs]
         lines += ["Worst single fit (lowest test R^2 over regression datasets and seeds):", "",
                   md_table(headers, worst), ""]
-    short = {c: chr(ord("a") + i) if c != "nonprivate_scaler" else "b*" for i, c in enumerate(configs)}
+    ordered = ([c for c in configs if c not in ("nonprivate_scaler", "diffprivlib")]
+               + ["nonprivate_scaler"] + [c for c in configs if c == "diffprivlib"])
+    short = {c: f"a{i + 1}" if i else "a" for i, c in enumerate(ordered[:len(ordered) - 1 - ("diffprivlib" in configs)])}
+    short.update(nonprivate_scaler="b", diffprivlib="f")
+    configs = ordered
     legend = ", ".join(f"{short[c]} = {label.get(c, c)}" for c in configs)
     lines += [f"Per dataset: normalized score, cells `{' / '.join(short[c] for c in configs)}` ({legend}); "
               "`ref` is scikit-learn's mean test score (ROC AUC, macro OvR ROC AUC or R^2).", ""]
