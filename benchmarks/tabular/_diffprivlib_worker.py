@@ -1,4 +1,4 @@
-"""diffprivlib on the suite's splits, run by a separate interpreter (diffprivlib needs scikit-learn < 1.6).
+"""diffprivlib on the suite's splits, in a separate interpreter (it needs scikit-learn < 1.6).
 
 Usage: ``<venv python> _diffprivlib_worker.py jobs.json``; ``benchmarks/tabular/run.py``
 writes ``jobs.json`` and one ``.npz`` per split (numeric columns first, then the
@@ -29,7 +29,8 @@ def fit_one(job, eps):
     d = np.load(job["path"])
     n_num, p = int(d["n_num"]), d["Xtr"].shape[1]
     task = job["task"]
-    parts = [("num", StandardScaler(epsilon=0.25 * eps, random_state=job["seed"]), list(range(n_num)))] if n_num else []
+    scaler = StandardScaler(epsilon=0.25 * eps, random_state=job["seed"])
+    parts = [("num", scaler, list(range(n_num)))] if n_num else []
     if p > n_num:
         parts.append(("cat", "passthrough", list(range(n_num, p))))
     model_eps = 0.75 * eps if n_num else eps

@@ -328,7 +328,8 @@ def markdown(records, summ, command, order, epsilons, notes=()):
             _f(x.normalized.mean() - comp.xs(e, level="epsilon").mean()) for x, e in zip(at, epsilons)])
         rows.append([f"{name}: datasets n >= 2,000 below 0.7 x comparison"] + [
             str(sum(r.normalized < 0.7 * comp.get((r.dataset, e), np.nan)
-                    for r in x.itertuples() if D.BY_NAME[r.dataset].large)) for x, e in zip(at, epsilons)])
+                    for r in x.itertuples() if D.BY_NAME[r.dataset].large))
+            for x, e in zip(at, epsilons)])
     lines += ["Normalized score over the datasets (1 = scikit-learn's non-private model, 0 = trivial "
               "predictor). † marks datasets whose reference is within "
               f"{WEAK_REFERENCE} of the trivial score (the normalization divides by that small gap):",
@@ -341,11 +342,13 @@ def markdown(records, summ, command, order, epsilons, notes=()):
                   md_table(headers, worst), ""]
     ordered = ([c for c in configs if c not in ("nonprivate_scaler", "diffprivlib")]
                + ["nonprivate_scaler"] + [c for c in configs if c == "diffprivlib"])
-    short = {c: f"a{i + 1}" if i else "a" for i, c in enumerate(ordered[:len(ordered) - 1 - ("diffprivlib" in configs)])}
+    factories = [c for c in ordered if c not in ("nonprivate_scaler", "diffprivlib")]
+    short = {c: f"a{i + 1}" if i else "a" for i, c in enumerate(factories)}
     short.update(nonprivate_scaler="b", diffprivlib="f")
     configs = ordered
     legend = ", ".join(f"{short[c]} = {label.get(c, c)}" for c in configs)
-    lines += [f"Per dataset: normalized score, cells `{' / '.join(short[c] for c in configs)}` ({legend}); "
+    cells = " / ".join(short[c] for c in configs)
+    lines += [f"Per dataset: normalized score, cells `{cells}` ({legend}); "
               "`ref` is scikit-learn's mean test score (ROC AUC, macro OvR ROC AUC or R^2).", ""]
     headers = ["dataset", "task", "n_train", "ref"] + [f"eps={e:g}" for e in epsilons]
     rows = []
@@ -354,7 +357,8 @@ def markdown(records, summ, command, order, epsilons, notes=()):
         s = summ[summ.dataset == name]
         if not len(s):
             continue
-        row = [name + (" †" if name in weak else ""), s.task.iloc[0], f"{int(s.n_train.iloc[0]):,}", _f(s.sklearn.iloc[0])]
+        row = [name + (" †" if name in weak else ""), s.task.iloc[0], f"{int(s.n_train.iloc[0]):,}",
+               _f(s.sklearn.iloc[0])]
         for e in epsilons:
             row.append(" / ".join(_f(idx.normalized.get((name, c, e), np.nan), 2) for c in configs))
         rows.append(row)
@@ -372,7 +376,8 @@ def _versions():
 
     import dp_sklearn
 
-    return f"dp_sklearn {dp_sklearn.__version__}, scikit-learn {sklearn.__version__}, numpy {np.__version__}"
+    return (f"dp_sklearn {dp_sklearn.__version__}, scikit-learn {sklearn.__version__}, "
+            f"numpy {np.__version__}")
 
 
 # ----------------------------------------------------------------------------- driver
@@ -454,7 +459,8 @@ def run(names=None, half="checking", epsilons=EPSILONS, seeds=SEEDS, factories=N
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.tabular.run", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.tabular.run",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--half", default="checking", choices=["tuning", "checking", "all"])
     parser.add_argument("--datasets", default=None, help="comma-separated names (overrides --half)")
     parser.add_argument("--epsilons", default=None, help="comma-separated, default 0.5,1,2,5")
