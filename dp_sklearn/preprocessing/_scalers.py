@@ -15,6 +15,7 @@ from .._private_stats import (
     private_moments,
     search_unit,
 )
+from ._robust import ROBUST_REACH, robust_center_scale, robust_feasible
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
 from ._global import auto_quantile_level, clip_rows, global_event, global_scale, per_feature_feasible
 
@@ -163,7 +164,7 @@ class DPStandardScaler(_DPTransformerBase):
         **_DPTransformerBase._parameter_constraints,
         "bounds_share": [Interval(Real, 0, 1, closed="neither")],
         "output_clip": [Interval(Real, 0, None, closed="neither"), None],
-        "strategy": [StrOptions({"auto", "per_feature", "global"})],
+        "strategy": [StrOptions({"auto", "per_feature", "robust", "global"})],
         "quantile_range": ["array-like", StrOptions({"auto"})],
     }
 
@@ -196,20 +197,29 @@ class DPStandardScaler(_DPTransformerBase):
         q = auto_quantile_level(eps_q, n_samples)
         return q, 1.0 - q
 
+    def _robust_plan(self, n_features):
+        return plan_statistics(self.epsilon, self.delta, n_quantiles=2 * n_features, quantile_share=1.0,
+                               moments=False)
+
     def _resolve_strategy(self, n_samples, n_features, bounds):
-        """``"public_bounds"``, ``"per_feature"`` or ``"global"`` from public values only."""
+        """``"public_bounds"``, ``"per_feature"``, ``"robust"`` or ``"global"`` from public values only."""
         if bounds is not None:
             return "public_bounds"
         if self.strategy != "auto" or not np.isfinite(self.epsilon):
             return "per_feature" if self.strategy == "auto" else self.strategy
         eps_q = self._per_feature_plan(n_features, None).quantile_epsilon
         level = self._levels(n_samples, n_features)[0]
-        return "per_feature" if per_feature_feasible(eps_q, level, n_samples) else "global"
+        if per_feature_feasible(eps_q, level, n_samples):
+            return "per_feature"
+        return "robust" if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples) else "global"
 
     def _plan(self, n_features, bounds, n_samples):
-        if self._resolve_strategy(n_samples, n_features, bounds) == "global":
+        strategy = self._resolve_strategy(n_samples, n_features, bounds)
+        if strategy == "global":
             eps0, event = global_event(self.epsilon, self.delta)
             return StatisticsPlan(eps0, 0.0, 0.0, "global", event)
+        if strategy == "robust":
+            return self._robust_plan(n_features)
         return self._per_feature_plan(n_features, bounds)
 
     def _release(self, X, rng, bounds, plan):
@@ -218,6 +228,8 @@ class DPStandardScaler(_DPTransformerBase):
         self.quantile_range_ = levels if self.strategy_ == "per_feature" else None
         if self.strategy_ == "global":
             return self._release_global(X, rng, plan, search)
+        if self.strategy_ == "robust":
+            return self._release_robust(X, rng, plan, search)
         if bounds is None:
             if plan is None:
                 lo, hi = _exact_bounds(X, levels, search, FENCE)
@@ -240,6 +252,16 @@ class DPStandardScaler(_DPTransformerBase):
         self.mean_, self.var_ = mean, var
         self.scale_ = np.maximum(np.sqrt(var), floor)
         self.output_bound_ = np.minimum(np.maximum(hi - mean, mean - lo) / self.scale_, c)
+        self.output_norm_ = float(np.linalg.norm(self.output_bound_))
+
+    def _release_robust(self, X, rng, plan, search):
+        """Private median and MAD per feature, no moments (``strategy="robust"``)."""
+        c = ROBUST_REACH if self.output_clip is None else float(self.output_clip)
+        center, scale = robust_center_scale(X, None if plan is None else plan.quantile_epsilon, rng, search)
+        self.bounds_ = (np.maximum(center - c * scale, search[0]), np.minimum(center + c * scale, search[1]))
+        self.mean_, self.scale_ = center, scale
+        self.var_ = np.square(scale)
+        self.output_bound_ = np.full(X.shape[1], c)
         self.output_norm_ = float(np.linalg.norm(self.output_bound_))
 
     def _release_global(self, X, rng, plan, search):
