@@ -1,6 +1,6 @@
 """Per-feature location and scale from private quantiles only (no moments).
 
-``DPStandardScaler(strategy="robust")`` and :class:`DPMaxAbsScaler` spend their whole budget on
+``DPStandardScaler(strategy="robust")`` spends its whole budget on
 exponential-mechanism quantiles (Smith 2011) at the *median* level, the level the mechanism
 locates with the fewest rows: a level ``q`` is lost to the empty part of the public search
 range unless ``epsilon_q min(q, 1 - q) n / 4`` exceeds a few nats
@@ -8,17 +8,13 @@ range unless ``epsilon_q min(q, 1 - q) n / 4`` exceeds a few nats
 the rows the quartiles need, and no budget goes to a mean or a variance, whose noise grows
 with the width of the clipping range over ``n``.
 
-* ``robust_center_scale``: the private median ``m_j`` of each feature, then the private
-  median of ``|x_j - m_j|`` (the median absolute deviation, MAD; the released ``m_j`` is a
-  public input of the second mechanism, adaptive composition). The scale is
-  ``MAD_TO_STD`` times the MAD (the standard deviation of a normal feature), floored at the
-  search range's public unit.
-* ``abs_quantile_scale``: a private quantile of ``|x_j|`` per feature (no centering), the scale
-  of a sparse feature.
-
-Both use the log-uniform base measure of :func:`~dp_sklearn._private_stats.exponential_quantiles`
-(``unit = search_unit(search_range)``) and the public tie dither ``TIE_DITHER``; their cost is
-``2 n_features`` (resp. ``n_features``) mechanisms composed in zCDP (``plan_statistics`` with
+``robust_center_scale`` releases the private median ``m_j`` of each feature, then the private
+median of ``|x_j - m_j|`` (the median absolute deviation, MAD; the released ``m_j`` is a
+public input of the second mechanism, adaptive composition). The scale is ``MAD_TO_STD``
+times the MAD (the standard deviation of a normal feature), floored at the search range's
+public unit. It uses the log-uniform base measure of :func:`~dp_sklearn._private_stats.exponential_quantiles`
+(``unit = search_unit(search_range)``) and the public tie dither ``TIE_DITHER``; its cost is
+``2 n_features`` mechanisms composed in zCDP (``plan_statistics`` with
 ``quantile_share=1, moments=False``).
 
 References
@@ -35,7 +31,7 @@ import numpy as np
 from .._private_stats import TIE_DITHER, exponential_quantiles, search_unit
 from ._global import per_feature_feasible
 
-__all__ = ["MAD_TO_STD", "ROBUST_REACH", "abs_quantile_scale", "robust_center_scale", "robust_feasible"]
+__all__ = ["MAD_TO_STD", "ROBUST_REACH", "robust_center_scale", "robust_feasible"]
 
 #: the standard deviation of a normal variable over its median absolute deviation, 1 / Phi^{-1}(3/4)
 MAD_TO_STD = 1.482602218505602
@@ -90,27 +86,3 @@ def robust_center_scale(X, quantile_eps, rng, search):
     mad = _quantile(np.abs(Xc - center), 0.5, quantile_eps, rng, 0.0, search[1] - search[0], unit)
     return center, np.maximum(MAD_TO_STD * mad, unit)
 
-
-def abs_quantile_scale(X, level, quantile_eps, rng, search_max):
-    """Private quantile of ``|x_j|`` per feature at ``level`` (a sparse feature's scale).
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        ``|x|`` values (finite, >= 0), clipped to ``[0, search_max]``.
-    level : float
-        Quantile level in (0, 1).
-    quantile_eps : float or None
-        Privacy loss of each of the ``n_features`` mechanisms; ``None``: exact.
-    rng : numpy.random.Generator or None
-        The fit's generator.
-    search_max : float
-        Public upper end of the search range of ``|x|``.
-
-    Returns
-    -------
-    scale : ndarray of shape (n_features,)
-        The private quantile, floored at ``search_unit((0, search_max))`` (public).
-    """
-    unit = search_unit((0.0, search_max))
-    return np.maximum(_quantile(X, level, quantile_eps, rng, 0.0, search_max, unit), unit)

@@ -42,16 +42,23 @@ class DPStandardScaler(_DPTransformerBase):
         (n_features,), in the units of X. ``None`` spends ``bounds_share`` of
         the budget on a private range per feature, or (see ``strategy``) all
         of it on one global scale.
-    strategy : {"auto", "per_feature", "global"}, default="auto"
-        Used when ``bounds=None``. ``"per_feature"``: private ranges, means and
-        variances per feature. ``"global"``: no centering, every feature divided by
-        one common scale, the private geometric mean of the row norms over ``0.5
-        sqrt(n_features)`` (one Laplace mechanism, pure DP), rows clipped to the l2
-        norm ``output_clip sqrt(n_features)``: the feature scales relative to each
-        other are those of X. ``"auto"``: per feature when the public criterion
-        ``epsilon_q q n_samples / 4 > 3`` holds (``epsilon_q`` the per-quantile
-        budget, ``q`` the lower quantile level), else global. The choice depends on
-        public values only; ``strategy_`` says which ran.
+    strategy : {"auto", "per_feature", "robust", "global"}, default="auto"
+        Used when ``bounds=None``. ``"per_feature"``: private ranges (``2 n_features``
+        quantiles at ``quantile_range``, ``bounds_share`` of the budget), then private means
+        and variances per feature. ``"robust"``: the whole budget on ``2 n_features``
+        quantiles at the median level, the private median ``m_j`` and median absolute
+        deviation of each feature; ``mean_ = m_j``, ``scale_ = 1.4826 MAD_j`` (a normal's
+        standard deviation), clipping range ``m_j +- output_clip scale_`` (3 scales when
+        ``output_clip=None``), no moments. ``"global"``: no centering, every feature divided
+        by one common scale, the private geometric mean of the row norms over ``0.5
+        sqrt(n_features)`` (one Laplace mechanism, pure DP), rows clipped to the l2 norm
+        ``output_clip sqrt(n_features)``: the feature scales relative to each other are
+        those of X. ``"auto"``: ``"per_feature"`` when the public criterion ``epsilon_q q
+        n_samples / 4 > 3`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
+        quantile level), else ``"robust"`` when the same criterion holds for its median
+        level (``epsilon_q 0.5 n_samples / 4 > 3``, with its own ``epsilon_q``: about four
+        times fewer rows), else ``"global"``. The choice depends on public values only;
+        ``strategy_`` says which ran. Costs and measurements: ``docs/privacy.md``.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
         The search is log-uniform in ``|x|`` above ``1e-9 max(|low|, |high|)``
@@ -108,7 +115,7 @@ class DPStandardScaler(_DPTransformerBase):
     n_samples_seen_ : int
         Number of samples (public).
     strategy_ : str
-        ``"public_bounds"``, ``"per_feature"`` or ``"global"`` (public).
+        ``"public_bounds"``, ``"per_feature"``, ``"robust"`` or ``"global"`` (public).
     quantile_range_ : tuple of float or None
         The quantile levels of the private range (``strategy_="per_feature"``), else None.
 
@@ -127,7 +134,10 @@ class DPStandardScaler(_DPTransformerBase):
     Budget: with public ``bounds`` the mean gets 80% and the second moment 20% of ``1 / z^2``
     (one analytic Gaussian overall); with ``bounds=None`` the ``2 n_features`` quantiles get
     ``bounds_share`` of the zCDP parameter first. The released range and moments are adaptively
-    composed.
+    composed. ``strategy_="robust"`` (``dp_sklearn.preprocessing._robust``): the median and then
+    the median of ``|x_j - m_j|`` (the released median is a public input of the second
+    mechanism), ``2 n_features`` exponential mechanisms sharing the whole zCDP budget
+    (Dwork & Lei 2009 for private robust statistics).
 
     Accuracy: per feature, the mean's noise is about ``z sqrt(n_features) (upper - lower) /
     (0.9 n)``, ``z`` the Gaussian multiplier of (epsilon, delta): small against the standard
@@ -147,6 +157,7 @@ class DPStandardScaler(_DPTransformerBase):
     .. [2] J. Gillenwater, M. Joseph and A. Kulesza, "Differentially private quantiles", ICML 2021.
     .. [3] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in
        private data analysis", TCC 2006.
+    .. [4] C. Dwork and J. Lei, "Differential privacy and robust statistics", STOC 2009.
 
     Examples
     --------
