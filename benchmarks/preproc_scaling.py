@@ -11,13 +11,16 @@ scaler's share (25%) of the total epsilon set explicitly on the nested scaler, a
 model after a non-private ``StandardScaler`` (labelled comparison). Normalized score =
 (DP - trivial) / (scikit-learn non-private - trivial), mean over seeds.
 
-Datasets: the suite's tuning half when ``--suite PATH`` points at a checkout of
-``benchmarks/tabular`` (not yet used), else the local list below (scikit-learn bundled sets,
-ISLP's data files, NYC flights from ``$DP_SKLEARN_DATA`` subsampled).
+Datasets: the local list below (scikit-learn's diabetes, ISLP's data files, NYC flights from
+``$DP_SKLEARN_DATA`` subsampled), without the datasets of the public suite's checking half
+(``benchmarks/tabular``, branch ``suite``: breast_cancer, credit, caravan). The suite's own
+runner takes the factories at the end of this module (``--factory
+benchmarks.preproc_scaling:suite_robust``, ...), for its tuning half.
 
 Run from the repository root::
 
     OMP_NUM_THREADS=1 python -m benchmarks.preproc_scaling [--seeds 10] [--eps 0.5,1,2,5]
+    OMP_NUM_THREADS=1 python -m benchmarks.preproc_scaling --reproducers --seeds 20
 
 Results: ``benchmarks/results/preproc_scaling.md``.
 """
@@ -73,16 +76,13 @@ def _flights(n):
 
 LOCAL = {
     "diabetes": lambda: _sk("diabetes"),
-    "breast_cancer": lambda: _sk("breast_cancer"),
     "Default": lambda: _islp("Default", "default", binary_positive="Yes"),
-    "Credit": lambda: _islp("Credit", "Balance", drop=("ID",)),
     "College": lambda: _islp("College", "Private", binary_positive="Yes"),
     "Carseats": lambda: _islp("Carseats", "Sales"),
     "Hitters": lambda: _islp("Hitters", "Salary"),
     "Auto": lambda: _islp("Auto", "mpg", drop=("name",)),
     "Wage": lambda: _islp("Wage", "wage", drop=("logwage",)),
     "Bikeshare": lambda: _islp("Bikeshare", "bikers", drop=("casual", "registered")),
-    "Caravan": lambda: _islp("Caravan", "Purchase", binary_positive="Yes"),
     "Boston": lambda: _islp("Boston", "medv"),
     "flights_3000": lambda: _flights(3000),
 }
@@ -138,13 +138,51 @@ def _markdown(df):
     return "\n".join(lines)
 
 
+def reproducers(seeds=20):
+    """Issue 20's two cases: raw diabetes (DPRidge, bounds_y=(25, 346)) and raw breast_cancer
+    (DPLogisticRegression, accuracy), ``make_private_pipeline(DPStandardScaler(), model, epsilon)``,
+    bounds=None, 70/30 splits (seed s), one line per epsilon: median R^2 / mean accuracy and the
+    strategies the default chose."""
+    from sklearn.datasets import load_breast_cancer, load_diabetes
+    from sklearn.metrics import r2_score
+    from sklearn.model_selection import train_test_split
+
+    from dp_sklearn import DPLogisticRegression, DPRidge
+    from dp_sklearn.pipeline import make_private_pipeline
+    from dp_sklearn.preprocessing import DPStandardScaler
+
+    cases = [("diabetes", load_diabetes(return_X_y=True, scaled=False), (1.0, 5.0)),
+             ("breast_cancer", load_breast_cancer(return_X_y=True), (1.0, 10.0))]
+    lines = []
+    for name, (X, y), eps_list in cases:
+        for eps in eps_list:
+            scores, chosen = [], set()
+            for s in range(seeds):
+                Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=s)
+                model = (DPRidge(bounds_y=(25, 346), random_state=s) if name == "diabetes"
+                         else DPLogisticRegression(random_state=s))
+                pipe = make_private_pipeline(DPStandardScaler(random_state=s), model, epsilon=eps).fit(Xtr, ytr)
+                chosen.add(getattr(pipe[0], "strategy_", "?"))
+                scores.append(r2_score(yte, pipe.predict(Xte)) if name == "diabetes" else pipe.score(Xte, yte))
+            stat = (f"median R^2 {np.median(scores):.3f} (min {np.min(scores):.3f})" if name == "diabetes"
+                    else f"mean accuracy {np.mean(scores):.3f} (min {np.min(scores):.3f})")
+            lines.append(f"{name} epsilon {eps:g}: {stat}, strategy {'/'.join(sorted(chosen))}, {seeds} seeds")
+            print(lines[-1], flush=True)
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reproducers", action="store_true",
+                    help="only issue 20's raw diabetes / breast_cancer cases (printed, not written)")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--eps", default="0.5,1,2,5")
     ap.add_argument("--datasets", default=",".join(LOCAL))
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if args.reproducers:
+        reproducers(args.seeds)
+        return
     eps_list = [float(e) for e in args.eps.split(",")]
     rows, t0 = [], time.time()
     for name in args.datasets.split(","):
@@ -174,3 +212,61 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+# ----------------------------------------------------------------------------- suite factories
+# ``python -m benchmarks.tabular.run --half tuning --factory benchmarks.preproc_scaling:suite_robust ...``
+# (the suite of branch ``suite``): the default pipeline with the scaler's strategy forced, and
+# the pipeline built by ``make_private_column_transformer`` from the schema (with its public bounds).
+
+
+def _suite_pipeline(schema, task, epsilon, scaler_step, delta=1e-5):
+    """``make_private_pipeline(ct, model)``, the nested scalers' budget set by hand when needed."""
+    from benchmarks.tabular.run import dp_model
+
+    from dp_sklearn import budget_split, make_private_pipeline
+    from dp_sklearn.pipeline import DEFAULT_MODEL_SHARE
+
+    pipe = make_private_pipeline(scaler_step, dp_model(schema, task), epsilon=epsilon, delta=delta)
+    nested = [name for name, est, _ in scaler_step.transformers if hasattr(est, "epsilon")]
+    if not nested or len(budget_split(pipe)) > 1:
+        return pipe  # no nested DP step, or make_private_pipeline budgets nested steps itself
+    pipe = make_private_pipeline(scaler_step, dp_model(schema, task), epsilon=DEFAULT_MODEL_SHARE * epsilon,
+                                 delta=delta / 2)
+    share = (1.0 - DEFAULT_MODEL_SHARE) * epsilon / len(nested)
+    for name in nested:
+        pipe.set_params(**{f"columntransformer__{name}__epsilon": share,
+                           f"columntransformer__{name}__delta": delta / 4 / len(nested)})
+    return pipe
+
+
+def _with_strategy(strategy):
+    def factory(schema, task, epsilon):
+        from benchmarks.tabular.run import column_transformer
+
+        from dp_sklearn.preprocessing import DPStandardScaler
+
+        return _suite_pipeline(schema, task, epsilon, column_transformer(schema, DPStandardScaler(strategy=strategy)))
+    factory.__name__ = f"suite_{strategy}"
+    return factory
+
+
+suite_per_feature, suite_robust, suite_global, suite_auto = (_with_strategy(s) for s in STRATEGIES)
+
+
+def schema_frame(schema):
+    """An empty DataFrame with the schema's columns and dtypes (numeric float, categorical with its levels)."""
+    cols = {c: pd.Series([], dtype=float) for c in schema.numeric}
+    cols.update({c: pd.Series(pd.Categorical([], categories=list(v))) for c, v in schema.categorical.items()})
+    return pd.DataFrame(cols)
+
+
+def suite_column_transformer(schema, task, epsilon):
+    """``make_private_column_transformer(<schema frame>, bounds=schema.bounds)`` + the default model."""
+    from dp_sklearn.compose import make_private_column_transformer
+
+    bounds = dict(schema.bounds)
+    if "*" in bounds:  # the suite's "every numeric column" (digits' pixel range)
+        bounds = {c: bounds["*"] for c in schema.numeric}
+    ct = make_private_column_transformer(schema_frame(schema), bounds=bounds or None)
+    return _suite_pipeline(schema, task, epsilon, ct)
