@@ -106,3 +106,16 @@ def test_bad_parameters_raise_before_any_charge(params, match):
     with pytest.raises(ValueError, match=match):
         DPMaxAbsScaler(epsilon=1.0, ledger=led, **params).fit(_sparse_counts())
     assert led.total_epsilon() == 0.0
+
+
+@pytest.mark.parametrize("strategy", ["row_norm", "per_feature"])
+def test_scikit_learn_checks(strategy):
+    import warnings
+
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(DPMaxAbsScaler(strategy=strategy, random_state=0), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []

@@ -105,3 +105,13 @@ def test_raw_diabetes_at_total_epsilon_5():
             assert pipe[0].strategy_ == "robust"
             r2.append(r2_score(yte, pipe.predict(Xte)))
     assert np.median(r2) > 0.3 and min(r2) > 0.1
+
+
+def test_scikit_learn_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = check_estimator(DPStandardScaler(strategy="robust", random_state=0), on_fail=None)
+    failed = [(r["check_name"], str(r["exception"])[:200]) for r in results if r["status"] == "failed"]
+    assert failed == []
