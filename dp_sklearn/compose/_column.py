@@ -136,8 +136,10 @@ def make_private_column_transformer(X, *, categories=None, bounds=None, scaler=N
     -----
     What is public: the schema, the declared levels and bounds, ``n_samples``. What is private:
     the scalers' statistics (``docs/privacy.md``, "Private statistics and preprocessing"). A
-    Categorical's levels are part of its dtype, set when the frame was built: declare them
-    from the data's documentation, never as ``X[col].unique()`` of the training data.
+    Categorical's levels are part of its dtype and are taken as public: build it with the
+    levels from the data's documentation (``pd.CategoricalDtype([...])``). ``astype("category")``
+    or ``X[col].unique()`` on the training data makes the levels that occur in it public,
+    which this function cannot detect.
 
     Examples
     --------
