@@ -171,6 +171,38 @@ def reproducers(seeds=20):
     return lines
 
 
+def margin_evidence(csv_path):
+    """Markdown: robust minus per-feature score per tuning-half cell, against the per-feature criterion.
+
+    ``csv_path`` is the ``.csv`` of a suite run with the ``suite_per_feature`` and ``suite_robust``
+    factories. ``ratio`` is ``epsilon_q q n / 4`` over ``FEASIBLE_RANKS`` for the per-feature
+    plan of the nested scaler (25% of epsilon, delta / 4); ``PER_FEATURE_MARGIN`` is the ratio
+    above which ``strategy="auto"`` runs per-feature ranges.
+    """
+    from benchmarks.tabular import datasets as TD
+
+    from dp_sklearn.preprocessing import DPStandardScaler
+    from dp_sklearn.preprocessing._global import FEASIBLE_RANKS
+
+    df = pd.read_csv(csv_path)
+    means = df.groupby(["dataset", "config", "epsilon"])["score"].mean().unstack("config")
+    rows = []
+    for (name, eps), r in means.iterrows():
+        p = len(TD.BY_NAME[name].numeric)
+        if p == 0:
+            continue
+        n = int(df[df.dataset == name].n_train.iloc[0])
+        sc = DPStandardScaler(epsilon=SCALER_SHARE * eps, delta=1e-5 / 4)
+        ratio = sc._per_feature_plan(p, None).quantile_epsilon * sc._levels(n, p)[0] * n / 4 / FEASIBLE_RANKS
+        rows.append({"dataset": name, "epsilon": eps, "n_train": n, "p_numeric": p, "ratio": ratio,
+                     "per_feature": r["suite_per_feature"], "robust": r["suite_robust"],
+                     "robust - per_feature": r["suite_robust"] - r["suite_per_feature"]})
+    out = pd.DataFrame(rows).sort_values("ratio")
+    bins = pd.cut(out["ratio"], [0, 1, 2, 2.999, 3.001], labels=["< 1", "1-2", "2-3", "3 (level < 0.25)"])
+    summary = out.groupby(bins, observed=True)["robust - per_feature"].agg(["count", "mean", "median"]).reset_index()
+    return _markdown(out) + "\n\nMean of robust - per_feature by ratio:\n\n" + _markdown(summary)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reproducers", action="store_true",

@@ -15,7 +15,8 @@ from dp_sklearn._private_stats._common import _RHO_MARGIN
 from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPStandardScaler
-from dp_sklearn.preprocessing._robust import MAD_TO_STD, robust_center_scale, robust_feasible
+from dp_sklearn.preprocessing._robust import (MAD_TO_STD, PER_FEATURE_MARGIN, prefer_per_feature,
+                                              robust_center_scale, robust_feasible)
 
 SEARCH = (-1e6, 1e6)
 
@@ -65,6 +66,14 @@ def test_auto_choice_is_public():
     assert pick(0.25, X).strategy_ == "global"
     assert pick(1.0, np.random.default_rng(4).normal(size=(20_000, 10))).strategy_ == "per_feature"
     assert robust_feasible(0.1, 241) and not robust_feasible(0.1, 240)  # epsilon_q n / 8 > 3
+    # per-feature ranges only with twice the ranks their quartiles need: epsilon_q n / 16 > 6
+    assert PER_FEATURE_MARGIN == 2.0
+    assert prefer_per_feature(0.1, 0.25, 961) and not prefer_per_feature(0.1, 0.25, 960)
+    # between once and twice over, "auto" runs the median and MAD (1,700 rows, 8 features, epsilon 0.5)
+    mid = DPStandardScaler(epsilon=0.5, delta=2.5e-6, random_state=0)
+    eps_q = mid._per_feature_plan(8, None).quantile_epsilon
+    assert 3 < eps_q * 0.25 * 1700 / 4 < 6
+    assert mid.fit(np.random.default_rng(5).normal(size=(1700, 8))).strategy_ == "robust"
 
 
 # Replace-one pair: 0.8 -> 0.1 moves the median and the MAD.

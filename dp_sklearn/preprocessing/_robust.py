@@ -29,14 +29,43 @@ from __future__ import annotations
 import numpy as np
 
 from .._private_stats import TIE_DITHER, exponential_quantiles, search_unit
-from ._global import per_feature_feasible
+from ._global import FEASIBLE_RANKS, per_feature_feasible
 
-__all__ = ["MAD_TO_STD", "ROBUST_REACH", "robust_center_scale", "robust_feasible"]
+__all__ = ["MAD_TO_STD", "PER_FEATURE_MARGIN", "ROBUST_REACH", "prefer_per_feature", "robust_center_scale",
+           "robust_feasible"]
 
 #: the standard deviation of a normal variable over its median absolute deviation, 1 / Phi^{-1}(3/4)
 MAD_TO_STD = 1.482602218505602
 #: half-width of the clipping range, in scales, when ``output_clip=None`` (else ``output_clip``)
 ROBUST_REACH = 3.0
+
+
+#: ``strategy="auto"`` prefers per-feature ranges and moments to the median and MAD only when
+#: their quantiles clear the criterion this many times over (chosen on the tuning half of the
+#: public suite, ``benchmarks/tabular``; evidence in ``benchmarks/results/preproc_scaling.md``)
+PER_FEATURE_MARGIN = 2.0
+
+
+def prefer_per_feature(quantile_eps, level, n_samples):
+    """Public rule of ``strategy="auto"``: per-feature ranges when ``epsilon_q q n / 4 > PER_FEATURE_MARGIN * 3``.
+
+    Parameters
+    ----------
+    quantile_eps : float
+        Privacy loss of each per-feature range quantile (``strategy="per_feature"``'s plan).
+    level : float
+        Its lower quantile level.
+    n_samples : int
+        Number of rows (public).
+
+    Returns
+    -------
+    prefer : bool
+        ``per_feature_feasible`` with ``PER_FEATURE_MARGIN`` times the required ranks. Between
+        one and ``PER_FEATURE_MARGIN`` times, the ranges are located but their moments and the
+        quartile fences are noisier than the median and MAD bought with the whole budget.
+    """
+    return quantile_eps * min(level, 1.0 - level) * n_samples / 4.0 > PER_FEATURE_MARGIN * FEASIBLE_RANKS
 
 
 def robust_feasible(quantile_eps, n_samples):

@@ -15,9 +15,9 @@ from .._private_stats import (
     private_moments,
     search_unit,
 )
-from ._robust import ROBUST_REACH, robust_center_scale, robust_feasible
+from ._robust import ROBUST_REACH, prefer_per_feature, robust_center_scale, robust_feasible
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
-from ._global import auto_quantile_level, clip_rows, global_event, global_scale, per_feature_feasible
+from ._global import auto_quantile_level, clip_rows, global_event, global_scale
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -54,10 +54,11 @@ class DPStandardScaler(_DPTransformerBase):
         sqrt(n_features)`` (one Laplace mechanism, pure DP), rows clipped to the l2 norm
         ``output_clip sqrt(n_features)``: the feature scales relative to each other are
         those of X. ``"auto"``: ``"per_feature"`` when the public criterion ``epsilon_q q
-        n_samples / 4 > 3`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
-        quantile level), else ``"robust"`` when the same criterion holds for its median
-        level (``epsilon_q 0.5 n_samples / 4 > 3``, with its own ``epsilon_q``: about four
-        times fewer rows), else ``"global"``. The choice depends on public values only;
+        n_samples / 4 > 6`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
+        quantile level; twice the ranks the quantiles need, ``PER_FEATURE_MARGIN``), else
+        ``"robust"`` when ``epsilon_q 0.5 n_samples / 4 > 3`` holds for its median level
+        and its own ``epsilon_q`` (about four times fewer rows than ``"per_feature"``
+        needs), else ``"global"``. The choice depends on public values only;
         ``strategy_`` says which ran. Costs and measurements: ``docs/privacy.md``.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
@@ -220,7 +221,7 @@ class DPStandardScaler(_DPTransformerBase):
             return "per_feature" if self.strategy == "auto" else self.strategy
         eps_q = self._per_feature_plan(n_features, None).quantile_epsilon
         level = self._levels(n_samples, n_features)[0]
-        if per_feature_feasible(eps_q, level, n_samples):
+        if prefer_per_feature(eps_q, level, n_samples):
             return "per_feature"
         return "robust" if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples) else "global"
 
