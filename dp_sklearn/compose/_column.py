@@ -129,7 +129,7 @@ def make_private_column_transformer(X, *, categories=None, bounds=None, scaler=N
 
     See Also
     --------
-    dp_sklearn.preprocessing.DPStandardScaler : the default private scaler.
+    dp_sklearn.DPStandardScaler : the default private scaler.
     dp_sklearn.make_private_pipeline : one budget for the whole pipeline.
 
     Notes

@@ -132,7 +132,7 @@ class DPMaxAbsScaler(_DPTransformerBase):
         above ``search_unit(search_range) = 1e-9 max(|low|, |high|)`` (row norms up to
         ``sqrt(n_features)`` times that).
     random_state : None, int, SeedSequence, Generator or RandomState, default=None
-        Source of the noise (see :class:`DPStandardScaler`).
+        Source of the noise (see :class:`~dp_sklearn.DPStandardScaler`).
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         Reserves the fit's exact event before the data is used and records it after.
 
@@ -162,7 +162,7 @@ class DPMaxAbsScaler(_DPTransformerBase):
 
     See Also
     --------
-    DPStandardScaler : private standardization of dense features in different units.
+    dp_sklearn.DPStandardScaler : private standardization of dense features in different units.
     sklearn.preprocessing.Normalizer : rows to unit norm, row by row (no statistic, no budget).
 
     Notes
