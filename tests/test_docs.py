@@ -36,6 +36,7 @@ METHOD_CHECKS = ("GL08", "PR01", "PR02", "PR07", "RT01")
 PUBLIC_MODULES = (
     "dp_sklearn",
     "dp_sklearn.audit",
+    "dp_sklearn.compose",
     "dp_sklearn.composition",
     "dp_sklearn.ledger",
     "dp_sklearn.model_selection",

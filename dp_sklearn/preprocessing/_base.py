@@ -37,6 +37,9 @@ class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     event; :func:`dp_sklearn._release.private_fit` reserves, runs and records it.
     """
 
+    #: formats of scipy.sparse input that ``fit`` and ``transform`` accept (False: dense only)
+    _accept_sparse = False
+
     _parameter_constraints: dict = {
         "epsilon": [Interval(Real, 0, np.inf, closed="right")],
         "delta": [Interval(Real, 0, 1, closed="left")],
@@ -89,7 +92,7 @@ class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         dp_sklearn.BudgetExceededError
             If the ledger cannot afford the fit (nothing is released then).
         """
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2, accept_sparse=self._accept_sparse)
         n_features = X.shape[1]
         bounds = self._public_bounds(n_features)
         self._search(), self._levels()
@@ -105,7 +108,7 @@ class _DPTransformerBase(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
     def _check_transform_input(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        return validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=self._accept_sparse)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

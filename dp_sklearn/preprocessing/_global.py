@@ -14,7 +14,9 @@ are kept as they are in X: features on a large scale dominate, which is what a m
 can still use when per-feature statistics are out of reach.
 
 ``strategy="auto"`` (the default) chooses per feature when the public criterion
-:func:`per_feature_feasible` holds, and the global scale otherwise. The criterion and
+:func:`per_feature_feasible` holds twice over, the private median and MAD per feature
+(``dp_sklearn.preprocessing._robust``) when the criterion holds for them, and the global
+scale otherwise. The criterion and
 the choice depend only on ``n_samples``, ``n_features``, ``epsilon``, ``delta`` and the
 hyperparameters, never on the data, so the choice reveals nothing.
 
