@@ -124,28 +124,18 @@ def test_schema_only_an_empty_frame_gives_the_same_transformer():
     assert repr(a) == repr(b)
 
 
-def _pipe_with_explicit_nested_budget(X, eps):
-    ct = make_private_column_transformer(X, categories={"plan": ["basic", "gold"]}, bounds={"age": (0, 120)})
-    pipe = make_private_pipeline(ct, DPLogisticRegression(random_state=0), epsilon=0.75 * eps)
-    return pipe.set_params(columntransformer__scaled_bounded__epsilon=0.125 * eps,
-                           columntransformer__scaled__epsilon=0.125 * eps,
-                           columntransformer__scaled__delta=2.5e-6, columntransformer__scaled_bounded__delta=2.5e-6)
-
-
-def test_in_a_private_pipeline_with_the_nested_budget_set():
+def test_in_a_private_pipeline_the_nested_scalers_share_the_total():
     X = _frame(4000)
     y = ((X["age"] > 50) ^ (X["region"] == "west")).astype(int).to_numpy()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pipe = _pipe_with_explicit_nested_budget(X, 2.0).fit(X, y)
+    ct = make_private_column_transformer(X, categories={"plan": ["basic", "gold"]}, bounds={"age": (0, 120)})
+    pipe = make_private_pipeline(ct, DPLogisticRegression(random_state=0), epsilon=2.0).fit(X, y)
     ct = pipe[0]
     spent = pipe[-1].epsilon_ + sum(ct.named_transformers_[s].epsilon_ for s in ("scaled", "scaled_bounded"))
     assert spent == pytest.approx(2.0)
+    assert pipe[-1].epsilon_ == pytest.approx(1.5)  # the documented 75% to the final model
     assert pipe.score(X, y) > 0.7
 
 
-@pytest.mark.xfail(reason="needs a make_private_pipeline that finds DP steps nested in a ColumnTransformer",
-                   strict=False)
 def test_make_private_pipeline_accounts_nested_scalers():
     X = _frame(1000)
     y = (X["age"] > 50).astype(int).to_numpy()
