@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._private_stats import TIE_DITHER, exponential_quantiles, search_unit
-from ._global import FEASIBLE_RANKS, per_feature_feasible
+from ._global import per_feature_feasible
 
 __all__ = ["MAD_TO_STD", "PER_FEATURE_MARGIN", "ROBUST_REACH", "prefer_per_feature", "robust_center_scale",
            "robust_feasible"]
@@ -65,7 +65,7 @@ def prefer_per_feature(quantile_eps, level, n_samples):
         one and ``PER_FEATURE_MARGIN`` times, the ranges are located but their moments and the
         quartile fences are noisier than the median and MAD bought with the whole budget.
     """
-    return quantile_eps * min(level, 1.0 - level) * n_samples / 4.0 > PER_FEATURE_MARGIN * FEASIBLE_RANKS
+    return per_feature_feasible(quantile_eps / PER_FEATURE_MARGIN, level, n_samples)
 
 
 def robust_feasible(quantile_eps, n_samples):
