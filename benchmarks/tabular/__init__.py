@@ -1,0 +1,1 @@
+"""The public tabular suite: datasets (benchmarks.tabular.datasets) and the harness (benchmarks.tabular.run)."""
