@@ -157,15 +157,19 @@ class _DPLinearBase(BaseEstimator):
         """Names of the bounds this fit estimates privately (``"auto"``), in draw order."""
         return ("data_norm",) if isinstance(self.data_norm, str) else ()
 
+    def _auto_share(self, name):
+        """Share of epsilon spent on the "auto" estimate ``name`` (public values only)."""
+        return AUTO_SHARE[name]
+
     def _auto_events(self):
         """Events of the private bound estimates (public: shares of epsilon fixed in advance)."""
         if self.epsilon == np.inf:
             return ()
-        return tuple(auto_event(self.epsilon, name)[1] for name in self._auto_estimates())
+        return tuple(auto_event(self.epsilon, name, self._auto_share(name))[1] for name in self._auto_estimates())
 
     def _model_epsilon(self):
         """Epsilon left for the model after the "auto" estimates."""
-        return float(self.epsilon) * (1.0 - sum(AUTO_SHARE[name] for name in self._auto_estimates()))
+        return float(self.epsilon) * (1.0 - sum(self._auto_share(name) for name in self._auto_estimates()))
 
     def _draw_auto(self, X, y, rng):
         """Release the "auto" bounds (data_norm first); returns the data_norm to use."""
@@ -173,7 +177,7 @@ class _DPLinearBase(BaseEstimator):
         if is_dask_collection(X):  # their 1-D inputs come to the client (dp_sklearn.linear_model._dask_fit)
             y, norms = auto_inputs(X, y, self._auto_estimates(), partial(_auto_row_norms, ord_=self.data_norm_ord))
         if "bounds_y" in self._auto_estimates():
-            self.bounds_y_ = private_bounds_y(y, self.epsilon, rng)
+            self.bounds_y_, self._y_center = private_bounds_y(y, self.epsilon, rng)
         if "data_norm" in self._auto_estimates():
             return private_data_norm(X, self.data_norm_ord, self.epsilon, rng, row_norms=norms)
         return self._data_norm_value(X.shape[1])
