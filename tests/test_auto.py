@@ -18,6 +18,7 @@ from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.linear_model._auto import (
     BOUNDS_Y_SEARCH,
     BOUNDS_Y_SHARE,
+    CENTER_SHARE,
     LOCATE_NATS,
     SIDE_LEVELS,
     BoundsYPlan,
@@ -40,17 +41,32 @@ def test_plan_closed_form():
     # Range: 24 LOCATE_NATS / n over epsilon, 1/6 per median, 1/3 per side, q = 2 M / (eps_side n).
     plan = bounds_y_plan(5.0, 420)
     share = 24 * LOCATE_NATS / (420 * 5.0)
-    assert plan == pytest.approx(BoundsYPlan(share, False, share * 5 / 6, share * 5 / 3, 0.25))
+    assert plan.mode == "range"
+    assert plan[2:] == pytest.approx((share * 5 / 6, share * 5 / 3, 0.25)) and plan.share == pytest.approx(share)
     # Large epsilon n: the share floors at 10% and the side level moves out from the quartiles.
     plan = bounds_y_plan(2.0, 20_000)
-    assert plan.share == BOUNDS_Y_SHARE[0] and not plan.center_only
+    assert plan.share == BOUNDS_Y_SHARE[0] and plan.mode == "range"
     assert plan.level == pytest.approx(2 * LOCATE_NATS / (0.2 / 3 * 20_000))
     assert bounds_y_plan(10.0, 10**6).level == SIDE_LEVELS[0]
-    # Small epsilon n: the sides would take more than half the budget, only the medians are released.
-    plan = bounds_y_plan(1.0, 420)
-    assert plan.center_only and plan.share == pytest.approx(8 * LOCATE_NATS / 420)
+    # Smaller epsilon n: the sides would take more than half the budget, a symmetric range (MAD).
+    plan = bounds_y_plan(1.5, 309)
+    assert plan.mode == "mad" and plan.share == pytest.approx(12 * LOCATE_NATS / (309 * 1.5))
+    assert plan.eps_median == plan.eps_side == pytest.approx(plan.share * 1.5 / 3)
+    # Smaller still: only the medians are released.
+    plan = bounds_y_plan(1.0, 300)
+    assert plan.mode == "center" and plan.share == pytest.approx(8 * LOCATE_NATS / 300)
     assert plan.eps_median == pytest.approx(plan.share / 2) and plan.eps_side == 0.0
-    assert bounds_y_plan(0.1, 50).share == BOUNDS_Y_SHARE[1]
+    assert bounds_y_plan(0.1, 50).share == CENTER_SHARE  # the model's output is not used
+
+
+def test_center_mode_warns_from_public_values():
+    X, y = load_diabetes(return_X_y=True)
+    with pytest.warns(UserWarning, match="predicts a private median"):
+        m = DPRidge(epsilon=0.5, random_state=0).fit(X, y)
+    assert np.ptp(m.predict(X)) < 1e-6 * abs(m.predict(X)[0])  # a constant
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPRidge(epsilon=0.5, bounds_y=(25, 346), random_state=0).fit(X, y)
 
 
 def test_plan_sets_the_event_and_not_the_data():
@@ -71,29 +87,32 @@ def test_exact_at_infinite_epsilon():
 
 
 # --------------------------------------------------------------------------- the release
+@pytest.mark.parametrize("epsilon, mode", [(3.0, "range"), (1.0, "mad")])
 @pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1e-8, 0.0), (1e8, 0.0), (1.0, 5000.0), (1.0, -1e4)])
-def test_range_covers_the_targets_at_any_scale(scale, offset):
+def test_range_covers_the_targets_at_any_scale(scale, offset, epsilon, mode):
     # 200 seeds: every release lands inside the search range, around the data, and its
     # center is within one standard deviation of the mean.
+    assert bounds_y_plan(epsilon, 600).mode == mode
     y = offset + scale * np.random.default_rng(1).normal(size=600)
     for seed in range(200):
-        (low, high), center = private_bounds_y(y, 3.0, np.random.default_rng(seed))
+        (low, high), center = private_bounds_y(y, epsilon, np.random.default_rng(seed))
         assert BOUNDS_Y_SEARCH[0] <= low < center < high <= BOUNDS_Y_SEARCH[1]
         assert abs(center - offset) < scale
         assert high - low < 12 * scale
 
 
-def test_constant_target_collapses_near_the_value():
+@pytest.mark.parametrize("epsilon", [3.0, 1.0, 0.5])
+def test_constant_target_collapses_near_the_value(epsilon):
     y = np.full(600, 7.0)
     for seed in range(200):
-        (low, high), center = private_bounds_y(y, 3.0, np.random.default_rng(seed))
+        (low, high), center = private_bounds_y(y, epsilon, np.random.default_rng(seed))
         assert abs(center - 7.0) < 0.3 and 6.5 < low < high < 7.5
 
 
 def test_two_stage_release_order_and_fallback():
-    # center_only plan: only the medians, the range collapses onto the second one.
+    # "center" plan: only the medians, the range collapses onto the second one.
     y = np.random.default_rng(2).normal(50.0, 5.0, size=400)
-    plan = BoundsYPlan(1.0, True, 0.5, 0.0, 0.25)
+    plan = BoundsYPlan(1.0, "center", 0.5, 0.0, 0.25)
     (low, high), center = private_bounds_y(y, 1.0, np.random.default_rng(0), plan=plan)
     assert 45 < center < 55 and high - low < 1e-6
 
@@ -104,7 +123,7 @@ def test_audit_calibrated_and_negative_control():
     v, v2 = np.array([0.2, 0.4, 0.6, 0.8]), np.array([0.2, 0.4, 0.6, 0.1])
 
     def mech(factor):
-        plan = BoundsYPlan(1.0, False, factor / 6, factor / 3, 0.25)
+        plan = BoundsYPlan(1.0, "range", factor / 6, factor / 3, 0.25)
         return lambda X, y, rng: np.array([private_bounds_y(y, 1.0, rng, plan=plan)[1]])
 
     def stat(out):
@@ -132,7 +151,7 @@ def _synthetic(kind, seed, n=600, p=5):
 @pytest.mark.parametrize("kind", ["offset", "tiny", "huge", "skewed"])
 def test_reproducers_never_blow_up(kind):
     # Old default (median +- 3 MAD over +-1e6): offset median R^2 -3.4 at epsilon 1, tiny -4e7.
-    for eps, median_at_least in [(1.0, -0.1), (5.0, 0.5)]:
+    for eps, median_at_least in [(1.0, -0.1), (2.5, 0.5), (5.0, 0.5)]:
         r2 = []
         for seed in range(12):
             Xtr, Xte, ytr, yte = _synthetic(kind, seed)

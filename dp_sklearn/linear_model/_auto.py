@@ -31,8 +31,8 @@ from scipy.special import ndtri
 
 from .._private_stats import TIE_DITHER, exponential_quantiles, quantile_epsilon, search_unit
 
-__all__ = ["AUTO_SHARE", "DATA_NORM_QUANTILE", "DATA_NORM_SEARCH", "BOUNDS_Y_SEARCH", "BOUNDS_Y_UNIT", "LOCATE_NATS",
-           "BOUNDS_Y_SHARE", "SIDE_LEVELS", "COVER_Z", "SIDE_RATIO", "POINT_MASS", "auto_event", "BoundsYPlan", "bounds_y_plan",
+__all__ = ["AUTO_SHARE", "SPARSE_DATA_NORM", "DATA_NORM_QUANTILE", "DATA_NORM_SEARCH", "BOUNDS_Y_SEARCH", "BOUNDS_Y_UNIT", "LOCATE_NATS",
+           "BOUNDS_Y_SHARE", "CENTER_SHARE", "SIDE_LEVELS", "COVER_Z", "SIDE_RATIO", "POINT_MASS", "auto_event", "default_data_norm", "BoundsYPlan", "bounds_y_plan",
            "private_data_norm", "private_bounds_y"]
 
 #: share of the fit's epsilon spent on data_norm="auto" (bounds_y="auto": :func:`bounds_y_plan`)
@@ -40,6 +40,8 @@ AUTO_SHARE = {"data_norm": 0.1}
 #: quantile level of the row norms released as data_norm="auto" (the median: its rank is
 #: n/2 away from both ends, so the release stays inside the data at small epsilon n)
 DATA_NORM_QUANTILE = 0.5
+#: default data_norm of sparse input (see :func:`default_data_norm`)
+SPARSE_DATA_NORM = 1.0
 #: public search range of data_norm="auto" (units of X); the lower end is also its floor
 DATA_NORM_SEARCH = (1e-6, 1e6)
 #: public search range of bounds_y="auto" (units of y): targets beyond +-1e15 are clipped to it
@@ -55,8 +57,12 @@ BOUNDS_Y_UNIT = 1e-12
 #: give ``exp(-18) * 2500 * 25``, about 1e-3 (13 nats, measured: 3 of 30 constant targets
 #: and 2 of 30 offset targets with a side outside the data)
 LOCATE_NATS = 18.0
-#: smallest and largest share of the fit's epsilon spent on bounds_y="auto"
-BOUNDS_Y_SHARE = (0.1, 0.9)
+#: smallest and largest share of the fit's epsilon spent on bounds_y="auto": above 10% the
+#: margins are met with room to spare at large epsilon n and the spare budget moves the side
+#: level out instead; the model always keeps at least half of the budget
+BOUNDS_Y_SHARE = (0.1, 0.5)
+#: largest share of the "center" mode (the model's output is replaced by the released median)
+CENTER_SHARE = 0.95
 #: range of the side level q of bounds_y="auto" (the quartiles at small epsilon n)
 SIDE_LEVELS = (0.01, 0.25)
 #: each side of bounds_y="auto" reaches about this many standard deviations of normal
@@ -69,6 +75,33 @@ SIDE_RATIO = 1e3
 #: ... unless the shorter side is below this fraction of the longer: a point mass at the
 #: median (zeros of a count, a constant) has a side of about the tie dither only
 POINT_MASS = 1e-6
+
+
+def default_data_norm(n_features, data_norm_ord, sparse):
+    """The default ``data_norm`` (``data_norm=None``), and the reference value of ``"auto"``.
+
+    Dense input: ``sqrt(n_features)`` (l2) or 3 (l_inf), the norms of standardized rows.
+    Sparse input (a public fact: the type of X): ``SPARSE_DATA_NORM`` = 1 for either norm,
+    whatever ``n_features``: sparse rows are usually normalized (the l2-normalized rows of
+    ``TfidfVectorizer`` and ``HashingVectorizer``, whose entries are then at most 1), and a
+    row above it is clipped with its direction kept. ``sqrt(n_features)`` would be 512 for
+    ``HashingVectorizer(n_features=2**18)``: rows of norm 1 then fill 1/512 of the
+    normalized unit ball and the model is noise (``benchmarks/sparse_data_norm.py``).
+
+    Parameters
+    ----------
+    n_features : int
+    data_norm_ord : {2, numpy.inf}
+    sparse : bool
+        Whether X is a scipy.sparse matrix.
+
+    Returns
+    -------
+    data_norm : float
+    """
+    if sparse:
+        return SPARSE_DATA_NORM
+    return float(np.sqrt(n_features)) if data_norm_ord == 2 else 3.0
 
 
 def auto_event(epsilon, name, share=None):
@@ -100,28 +133,35 @@ class BoundsYPlan(NamedTuple):
 
     #: share of the fit's epsilon spent on the estimate
     share: float
-    #: True: only the two medians are released and the fit predicts the second (too
-    #: little ``epsilon n`` to locate the sides and leave the model a useful budget)
-    center_only: bool
-    #: privacy loss of each median and of each side quantile
+    #: "range": two medians and two side quantiles; "mad": two medians and the median of
+    #: ``|y - m|`` (a symmetric range); "center": the two medians only, the fit predicts
+    #: the second
+    mode: str
+    #: privacy loss of each median, and of each side quantile (or of the MAD)
     eps_median: float
     eps_side: float
-    #: side level q (the sides are the quantiles at q and 1 - q)
+    #: side level q (the sides are the quantiles at q and 1 - q; 1/4 for "mad")
     level: float
 
 
 def bounds_y_plan(epsilon, n_samples):
     """The public plan of ``bounds_y="auto"``: share of epsilon, releases, side level.
 
-    A median at privacy loss ``e`` has a utility margin of ``e n / 4`` nats, a side quantile
-    at level ``q`` one of ``e q n / 2``. Four releases (two medians, two sides at the
-    quartiles) all reach ``LOCATE_NATS`` with ``24 LOCATE_NATS / n`` in all, split ``1/6,
-    1/6, 1/3, 1/3``; the share is that over ``epsilon``, at least ``BOUNDS_Y_SHARE[0]``,
-    and the side level ``q = 2 LOCATE_NATS / (eps_side n)`` goes below the quartiles (to
-    ``SIDE_LEVELS[0]``) when the share is at its floor. If the share would exceed
-    ``BOUNDS_Y_SHARE[1]``, the model would be left with too little budget and the sides
-    could not be located: only the two medians are released (``8 LOCATE_NATS / n``, half
-    each, within the shares) and the fit predicts the second median (``center_only``).
+    A median (or the MAD) at privacy loss ``e`` has a utility margin of ``e n / 4`` nats, a
+    side quantile at level ``q`` one of ``e q n / 2``. Every release gets ``LOCATE_NATS``
+    of margin, and the mode is the richest one whose releases fit in ``BOUNDS_Y_SHARE[1]``
+    of ``epsilon``:
+
+    * ``"range"``: two medians and two sides at the quartiles need ``24 LOCATE_NATS / n``
+      in all, split ``1/6, 1/6, 1/3, 1/3``; the share is that over ``epsilon``, at least
+      ``BOUNDS_Y_SHARE[0]``, and the side level ``q = 2 LOCATE_NATS / (eps_side n)`` goes
+      below the quartiles (to ``SIDE_LEVELS[0]``) when the share is at its floor;
+    * ``"mad"``: two medians and the MAD need ``12 LOCATE_NATS / n``, a third each;
+    * ``"center"``: the two medians, ``8 LOCATE_NATS / n`` (at most ``CENTER_SHARE``):
+      the model's output is then replaced by the released median (post-processing), so
+      its budget would be wasted; it keeps ``1 - CENTER_SHARE`` only because the fit
+      template runs it. Below ``epsilon n`` of about ``8 LOCATE_NATS / CENTER_SHARE``
+      (150) even the medians get less than ``LOCATE_NATS``: pass a public ``bounds_y``.
 
     Parameters
     ----------
@@ -136,16 +176,19 @@ def bounds_y_plan(epsilon, n_samples):
     """
     n = max(int(n_samples), 1)
     if not np.isfinite(epsilon):
-        return BoundsYPlan(BOUNDS_Y_SHARE[0], False, np.inf, np.inf, SIDE_LEVELS[0])
+        return BoundsYPlan(BOUNDS_Y_SHARE[0], "range", np.inf, np.inf, SIDE_LEVELS[0])
     eps = float(epsilon)
-    need = 24.0 * LOCATE_NATS / n
-    if need > BOUNDS_Y_SHARE[1] * eps:
-        share = float(np.clip(8.0 * LOCATE_NATS / (n * eps), *BOUNDS_Y_SHARE))
-        return BoundsYPlan(share, True, share * eps / 2.0, 0.0, SIDE_LEVELS[1])
-    share = float(np.clip(need / eps, *BOUNDS_Y_SHARE))
-    eps_side = share * eps / 3.0
-    level = float(np.clip(2.0 * LOCATE_NATS / (eps_side * n), *SIDE_LEVELS))
-    return BoundsYPlan(share, False, share * eps / 6.0, eps_side, level)
+    for mode, need, parts in (("range", 24.0, 6.0), ("mad", 12.0, 3.0), ("center", 8.0, 2.0)):
+        share = need * LOCATE_NATS / (n * eps)
+        if share <= BOUNDS_Y_SHARE[1] or mode == "center":
+            break
+    share = float(np.clip(share, BOUNDS_Y_SHARE[0], CENTER_SHARE if mode == "center" else BOUNDS_Y_SHARE[1]))
+    if mode == "range":
+        eps_side = share * eps / 3.0
+        level = float(np.clip(2.0 * LOCATE_NATS / (eps_side * n), *SIDE_LEVELS))
+        return BoundsYPlan(share, mode, share * eps / 6.0, eps_side, level)
+    eps0 = share * eps / parts
+    return BoundsYPlan(share, mode, eps0, eps0 if mode == "mad" else 0.0, SIDE_LEVELS[1])
 
 
 def _row_norms(X, ord_):
@@ -198,19 +241,21 @@ def private_data_norm(X, ord_, epsilon, rng, *, row_norms=None):
 
 
 def private_bounds_y(y, epsilon, rng, *, plan=None):
-    """``bounds_y="auto"``: a private target range and center from four quantiles of y.
+    """``bounds_y="auto"``: a private target range and center from quantiles of y.
 
     Exponential-mechanism quantiles (:func:`dp_sklearn._private_stats.exponential_quantiles`,
     Smith 2011) of y clipped to ``BOUNDS_Y_SEARCH``, ties dithered by ``TIE_DITHER``, with
-    the budgets and side level ``q`` of :func:`bounds_y_plan`, in two stages:
+    the mode, budgets and side level ``q`` of :func:`bounds_y_plan`, in two stages:
 
     1. a coarse median ``m0`` with a log-uniform base measure in ``|y|`` (unit
        ``BOUNDS_Y_UNIT``): it finds the magnitude of y to within a few percent;
-    2. the median ``m`` and the side quantiles ``lo, hi`` at levels ``q, 1 - q`` of y,
-       with a base measure log-uniform in ``|y - m0|`` (same unit): resolution relative
-       to the distance from ``m0``, so targets with a large offset and a small spread
-       (``5000 + y``), which stage 1 alone places only to within a few percent of 5000,
-       are resolved at their own spread.
+    2. the median ``m`` and (``"range"``) the side quantiles ``lo, hi`` at levels ``q, 1 -
+       q`` of y, with a base measure log-uniform in ``|y - m0|`` (same unit): resolution
+       relative to the distance from ``m0``, so targets with a large offset and a small
+       spread (``5000 + y``), which stage 1 alone places only to within a few percent of
+       5000, are resolved at their own spread (up to offsets of about 1e4 spreads). In
+       ``"mad"`` mode the spread is instead the median ``d`` of ``|y - m|`` (log-uniform
+       over ``[0, 2e15]``), ``lo, hi = m -+ d``; in ``"center"`` mode ``lo = hi = m``.
 
     The range is ``[m - F (m - lo), m + F (hi - m)]`` with ``F = max(1, COVER_Z /
     z_{1-q})`` (each side separately, so a right-skewed target gets a longer upper side).
@@ -219,15 +264,17 @@ def private_bounds_y(y, epsilon, rng, *, plan=None):
     * if ``m`` is outside ``[lo, hi]``, the median missed the data: the center is
       ``(lo + hi) / 2``; if ``lo > hi``, a side did: the range is uninformative and
       collapses onto the middle of the three values (a point inside the data unless two
-      releases failed), so the fit predicts that constant (as it does for a
-      ``center_only`` plan, where ``lo = hi = m``);
+      releases failed), so the fit predicts that constant (as it does in ``"center"``
+      mode);
     * a side more than ``SIDE_RATIO`` times longer than the other (unless the other is a
       point mass, below ``POINT_MASS`` times it) landed outside the data and is replaced
-      by the other side;
-    * the released quantiles are of y itself, never of ``|y - m|``: deviations from a
-      released center that missed the data have almost no spread on a log scale, so a
-      spread measured around it cannot be located either and the range came out tiny and
-      far from the data (the cause of the ``R^2`` of -1e8 of the former median +- 3 MAD).
+      by the other side.
+
+    The former default, median +- 3 MAD with 10% of epsilon each at any ``epsilon n``,
+    gave ``R^2`` down to -1e8: at small ``epsilon n`` the median often missed the data, the
+    deviations from it then had almost no spread on a log scale, so the MAD missed too and
+    the range came out tiny and far from the data. Here every release gets
+    ``LOCATE_NATS`` of margin or is not made, and stage 2 is centered at ``m0``.
 
     Parameters
     ----------
@@ -240,7 +287,8 @@ def private_bounds_y(y, epsilon, rng, *, plan=None):
     plan : BoundsYPlan or None, default=None
         ``None``: :func:`bounds_y_plan` of ``epsilon`` and ``n_samples``. Another plan
         (its releases spend ``eps_median`` twice and ``eps_side`` twice, or
-        ``eps_median`` twice if ``center_only``) is for audits and calibration tests.
+        ``eps_median`` twice and the MAD at ``eps_side`` for ``"mad"``, the medians only
+        for ``"center"``) is for audits and calibration tests.
 
     Returns
     -------
@@ -263,8 +311,12 @@ def private_bounds_y(y, epsilon, rng, *, plan=None):
         m0 = float(np.clip(draw(0.5, plan.eps_median)[0], lo_s / 2, hi_s / 2))
         m = float(draw(0.5, plan.eps_median, m0)[0])
         lo = hi = m
-        if not plan.center_only:
+        if plan.mode == "range":
             lo, hi = (float(v) for v in draw([plan.level, 1.0 - plan.level], plan.eps_side, m0))
+        elif plan.mode == "mad":  # the median of |y - m|, log-uniform over [0, 2e15]
+            mad = float(exponential_quantiles(np.abs(y - m), 0.5, plan.eps_side, rng, lower=0.0, upper=hi_s - lo_s,
+                                              unit=BOUNDS_Y_UNIT, dither=TIE_DITHER)[0])
+            lo, hi = m - mad, m + mad  # the quartiles of a symmetric target
     if lo <= hi and not lo <= m <= hi:  # the median missed the data, the sides did not
         m = 0.5 * (lo + hi)
     if not lo <= m <= hi:  # uninformative: collapse onto the middle release

@@ -56,6 +56,10 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         elif not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
         self._n_targets = int(y.shape[0])  # public: sets the share of bounds_y="auto"
+        if isinstance(self.bounds_y, str) and bounds_y_plan(self.epsilon, self._n_targets).mode == "center":
+            warnings.warn(f"bounds_y='auto' with epsilon * n_samples = {self.epsilon * self._n_targets:.4g}: too "
+                          "little to locate the range of y, so the model predicts a private median of y. Pass "
+                          "the public range of y as bounds_y=(low, high).", UserWarning, stacklevel=4)
         return y, SquaredLoss()
 
     def _auto_estimates(self):

@@ -42,17 +42,22 @@ class DPRidge(_DPRegressorBase):
         Public bound on the l2 norm of a row of X, in the units of X, in
         [1e-100, 1e100]. Rows beyond it are clipped (a
         :class:`~dp_sklearn.ClippingWarning` is raised; nothing is stored). ``None``
-        assumes standardized features and uses sqrt(n_features). Never derived from
-        the data.
+        assumes standardized features and uses sqrt(n_features), or 1 for sparse X
+        (normalized rows, e.g. of ``TfidfVectorizer``; whatever n_features). Never
+        derived from the data.
         ``"auto"``: a private median of the row norms
         (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
         released as ``data_norm_``; the l2 penalty is then measured at the reference
-        norm sqrt(n_features).
+        norm (the value ``None`` gives).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus three private median absolute deviations (exponential
-        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
+        clipped and predictions are clipped to it. ``"auto"``: private quantiles of y
+        (exponential mechanism on a log scale over +-1e15; a share of epsilon set
+        from epsilon and n_samples, 10% to 50%; see
+        ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
+        two standard deviations, released as ``bounds_y_``; the targets are centered
+        on the released median. Below ``epsilon * n_samples`` of about 860 it releases
+        the median only and the model predicts it. ``None``: (-1, 1) with
         a warning (pass the public range or ``"auto"`` instead).
     solver : str, default="noisy_gd"
         Private mechanism: one of the registered solvers for the squared loss with an
@@ -209,19 +214,25 @@ class DPLasso(_DPRegressorBase):
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
-        uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+        uses sqrt(n_features) (l2) or 3.0 (l_inf), and 1 for sparse X (normalized
+        rows, e.g. of ``TfidfVectorizer``; whatever n_features). Never derived from
+        the data.
         ``"auto"``: a private median of the row norms
         (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
         released as ``data_norm_``; the l2 penalty is then measured at the reference
-        norm sqrt(n_features).
+        norm (the value ``None`` gives).
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``: the row l2 norm, or every ``|x_j|`` (l_inf, the
         setting of TTZ Theorem 2.5).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus three private median absolute deviations (exponential
-        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
+        clipped and predictions are clipped to it. ``"auto"``: private quantiles of y
+        (exponential mechanism on a log scale over +-1e15; a share of epsilon set
+        from epsilon and n_samples, 10% to 50%; see
+        ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
+        two standard deviations, released as ``bounds_y_``; the targets are centered
+        on the released median. Below ``epsilon * n_samples`` of about 860 it releases
+        the median only and the model predicts it. ``None``: (-1, 1) with
         a warning (pass the public range or ``"auto"`` instead).
     solver : str, default="frank_wolfe"
         One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ
