@@ -1,6 +1,6 @@
 """Default data_norm for sparse input (issue 20, item 5): sqrt(n_features) vs 1 vs "auto".
 
-    PYTHONPATH=$PWD python -m benchmarks.sparse_data_norm [--seeds 2] [--data-dir DIR]
+    PYTHONPATH=$PWD python -m benchmarks.sparse_data_norm [--seeds 2] [--data-dir DIR] [--datasets NAME ...]
 
 DPLogisticRegression(epsilon) on the sparse sets of the shared data directory, as loaded
 by benchmarks/datasets.py, and on the same rows hashed into 2**18 columns (a fixed public
@@ -78,6 +78,7 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--eps", type=float, nargs="+", default=[1.0, 5.0])
     ap.add_argument("--data-dir", default=default_data_dir())
+    ap.add_argument("--datasets", nargs="+", default=None, help="a subset of the datasets of HALVES")
     args = ap.parse_args(argv)
     import scipy
     import sklearn
@@ -86,6 +87,8 @@ def main(argv=None):
     print("| half | dataset | p | epsilon | data_norm=sqrt(p) | data_norm=1 | data_norm='auto' |\n|---|---|---|---|---|---|---|")
     for half, names in HALVES.items():
         for name in names:
+            if args.datasets is not None and name not in args.datasets:
+                continue
             if name == "docstrings":
                 Xtr0, Xte0, ytr, yte = load_docstrings()
                 variants = [(Xtr0, Xte0, "docstrings HashingVectorizer")]

@@ -5,7 +5,8 @@
 Raw diabetes (load_diabetes(scaled=False), 70/30 split per seed, n=309) through
 ``make_private_pipeline(DPStandardScaler(), DPRidge(), epsilon=eps)`` and ``DPRidge`` alone
 (``diabetes-scaled``: the README's ``DPStandardScaler(epsilon / 3)`` + ``DPRidge(epsilon)``
-on diabetes as loaded), and synthetic targets ``y = c + s (X w + noise)`` (600 rows, 5 features: offset 5000,
+on diabetes as loaded; ``diabetes-stdscaler[-public]``: a non-private ``StandardScaler``
+in front, for comparison), and synthetic targets ``y = c + s (X w + noise)`` (600 rows, 5 features: offset 5000,
 scale 1e-8 and 1e8, constant y) through ``DPRidge`` alone. Never run by the tests.
 """
 
@@ -19,6 +20,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 from dp_sklearn.linear_model import DPRidge
 from dp_sklearn.pipeline import make_private_pipeline
@@ -68,6 +70,10 @@ def main(argv=None):
                     model = make_pipeline(DPStandardScaler(epsilon=eps / 3, delta=1e-6, random_state=s),
                                           DPRidge(epsilon=eps, delta=1e-6, random_state=s))
                     split = diabetes(s, scaled=True)
+                elif case.startswith("diabetes-stdscaler"):  # comparison: a non-private StandardScaler
+                    bounds = (25.0, 346.0) if case.endswith("public") else "auto"
+                    model = make_pipeline(StandardScaler(), DPRidge(epsilon=eps, bounds_y=bounds, random_state=s))
+                    split = diabetes(s)
                 elif case == "diabetes-ridge":
                     model, split = DPRidge(epsilon=eps, random_state=s), diabetes(s)
                 else:

@@ -181,3 +181,29 @@ def test_raw_diabetes_no_public_bounds_never_below_minus_one(pipeline):
                      if pipeline else DPRidge(epsilon=eps, random_state=seed))
             r2.append(r2_score(yte, model.fit(Xtr, ytr).predict(Xte)))
         assert min(r2) > -1.0, (eps, r2)
+
+
+# --------------------------------------------------------------------------- sparse default data_norm
+def test_sparse_default_data_norm_does_not_grow_with_n_features():
+    # Hashed documents (rows of norm 1): the old default sqrt(2**14) = 128 scores chance
+    # (about 0.52 here), the sparse default 1 about 0.85 (benchmarks/sparse_data_norm.py).
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from dp_sklearn import DPLogisticRegression
+    from dp_sklearn.linear_model._auto import default_data_norm
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, size=2000)
+    words = [[f"w{j + 200 * ((rng.random() < 0.75) == (label == 1))}" for j in rng.integers(0, 200, size=30)]
+             for label in y]
+    X = HashingVectorizer(n_features=2**14).transform([" ".join(w) for w in words])
+    acc, old = [], []
+    for seed in range(2):
+        m = DPLogisticRegression(epsilon=1.0, random_state=seed).fit(X[:1500], y[:1500])
+        assert m.data_norm_ == default_data_norm(2**14, 2, True) == 1.0
+        acc.append(m.score(X[1500:], y[1500:]))
+        old.append(DPLogisticRegression(epsilon=1.0, data_norm=128.0, random_state=seed).fit(X[:1500], y[:1500])
+                   .score(X[1500:], y[1500:]))
+    assert min(acc) >= 0.8 and max(old) <= 0.6
+    # Dense input keeps sqrt(n_features): the branch reads the type of X only.
+    assert default_data_norm(16, 2, False) == 4.0 and default_data_norm(16, np.inf, False) == 3.0

@@ -56,8 +56,9 @@ class DPRidge(_DPRegressorBase):
         from epsilon and n_samples, 10% to 50%; see
         ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
         two standard deviations, released as ``bounds_y_``; the targets are centered
-        on the released median. Below ``epsilon * n_samples`` of about 860 it releases
-        the median only and the model predicts it. ``None``: (-1, 1) with
+        on the released median. Below ``epsilon * n_samples`` of about 860 the range
+        is the median +- 3 MADs, below about 430 the model predicts the median (with
+        a warning). ``None``: (-1, 1) with
         a warning (pass the public range or ``"auto"`` instead).
     solver : str, default="noisy_gd"
         Private mechanism: one of the registered solvers for the squared loss with an
@@ -231,8 +232,9 @@ class DPLasso(_DPRegressorBase):
         from epsilon and n_samples, 10% to 50%; see
         ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
         two standard deviations, released as ``bounds_y_``; the targets are centered
-        on the released median. Below ``epsilon * n_samples`` of about 860 it releases
-        the median only and the model predicts it. ``None``: (-1, 1) with
+        on the released median. Below ``epsilon * n_samples`` of about 860 the range
+        is the median +- 3 MADs, below about 430 the model predicts the median (with
+        a warning). ``None``: (-1, 1) with
         a warning (pass the public range or ``"auto"`` instead).
     solver : str, default="frank_wolfe"
         One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ

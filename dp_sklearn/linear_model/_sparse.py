@@ -80,8 +80,9 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         from epsilon and n_samples, 10% to 50%; see
         ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
         two standard deviations, released as ``bounds_y_``; the targets are centered
-        on the released median. Below ``epsilon * n_samples`` of about 860 it releases
-        the median only and the model predicts it. ``None``: (-1, 1) with
+        on the released median. Below ``epsilon * n_samples`` of about 860 the range
+        is the median +- 3 MADs, below about 430 the model predicts the median (with
+        a warning). ``None``: (-1, 1) with
         a warning (pass the public range or ``"auto"`` instead).
     solver : {"ight", "two_stage"}, default="ight"
         ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
