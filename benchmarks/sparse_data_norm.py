@@ -39,7 +39,9 @@ def _docstrings(package):
         if any(part.startswith("_") or part in ("tests", "testing") for part in info.name.split(".")[1:]):
             continue
         try:
-            mod = importlib.import_module(info.name)
+            with warnings.catch_warnings():  # deprecation notices of some submodules
+                warnings.simplefilter("ignore")
+                mod = importlib.import_module(info.name)
         except Exception:  # optional dependencies of a submodule
             continue
         for name, obj in vars(mod).items():
