@@ -51,15 +51,10 @@ class DPRidge(_DPRegressorBase):
         norm (the value ``None`` gives).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: private quantiles of y
-        (exponential mechanism on a log scale over +-1e15; a share of epsilon set
-        from epsilon and n_samples, 10% to 50%; see
-        ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
-        two standard deviations, released as ``bounds_y_``; the targets are centered
-        on the released median. Below ``epsilon * n_samples`` of about 860 the range
-        is the median +- 3 MADs, below about 430 the model predicts the median (with
-        a warning). ``None``: (-1, 1) with
-        a warning (pass the public range or ``"auto"`` instead).
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
+        about 430 the model predicts a private median, with a warning), released as
+        ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : str, default="noisy_gd"
         Private mechanism: one of the registered solvers for the squared loss with an
         l2 penalty (``"noisy_gd"``, ``"output_perturbation"``,
@@ -227,15 +222,10 @@ class DPLasso(_DPRegressorBase):
         setting of TTZ Theorem 2.5).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: private quantiles of y
-        (exponential mechanism on a log scale over +-1e15; a share of epsilon set
-        from epsilon and n_samples, 10% to 50%; see
-        ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
-        two standard deviations, released as ``bounds_y_``; the targets are centered
-        on the released median. Below ``epsilon * n_samples`` of about 860 the range
-        is the median +- 3 MADs, below about 430 the model predicts the median (with
-        a warning). ``None``: (-1, 1) with
-        a warning (pass the public range or ``"auto"`` instead).
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
+        about 430 the model predicts a private median, with a warning), released as
+        ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : str, default="frank_wolfe"
         One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ
         Algorithm 2), ``"noisy_gd"`` (BST Algorithm 1), ``"mirror_descent"`` (TTZ full

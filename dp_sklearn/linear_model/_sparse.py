@@ -75,15 +75,10 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         smallest sensitivity).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: private quantiles of y
-        (exponential mechanism on a log scale over +-1e15; a share of epsilon set
-        from epsilon and n_samples, 10% to 50%; see
-        ``dp_sklearn.linear_model._auto.private_bounds_y``), each side reaching about
-        two standard deviations, released as ``bounds_y_``; the targets are centered
-        on the released median. Below ``epsilon * n_samples`` of about 860 the range
-        is the median +- 3 MADs, below about 430 the model predicts the median (with
-        a warning). ``None``: (-1, 1) with
-        a warning (pass the public range or ``"auto"`` instead).
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
+        about 430 the model predicts a private median, with a warning), released as
+        ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : {"ight", "two_stage"}, default="ight"
         ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
         Algorithm 1). ``"two_stage"``: private top-s support selection by the
