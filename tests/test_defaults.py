@@ -18,7 +18,7 @@ from dp_sklearn._losses import LogisticLoss, SquaredLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
 from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.composition import compose_epsilon
-from dp_sklearn.linear_model._auto import AUTO_SHARE, auto_event, private_bounds_y, private_data_norm
+from dp_sklearn.linear_model._auto import AUTO_SHARE, auto_event, bounds_y_plan, private_data_norm
 from dp_sklearn.solvers._base import PublicProblem
 from dp_sklearn.solvers._noisy_gd import curvature_share, default_n_iter, plan_noisy_gd, prior_radius
 
@@ -92,10 +92,12 @@ def test_auto_events_are_planned_and_composed():
     led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
     m = DPRidge(epsilon=2.0, data_norm="auto", bounds_y="auto", ledger=led, random_state=0).fit(X, y)
     events = m.dp_event_.events
-    assert events[0] == auto_event(2.0, "bounds_y")[1] == EpsilonDeltaDpEvent(2.0 * AUTO_SHARE["bounds_y"], 0.0)
+    share = bounds_y_plan(2.0, X.shape[0]).share
+    assert share == pytest.approx(24 * 18 / (442 * 2.0))  # closed form of the plan
+    assert events[0] == auto_event(2.0, "bounds_y", share)[1] == EpsilonDeltaDpEvent(2.0 * share, 0.0)
     assert events[1] == EpsilonDeltaDpEvent(2.0 * AUTO_SHARE["data_norm"], 0.0)
-    # Basic composition closed form: 0.3 eps on the bounds, 10% of the rest on the mean of y.
-    assert events[2] == dp_event.LaplaceDpEvent(1.0 / (0.1 * 0.7 * 2.0))
+    # bounds_y="auto" releases its own center: no private mean of y, the model is next.
+    assert len(events) == 3 and not isinstance(events[2], dp_event.LaplaceDpEvent)
     assert m.epsilon_ == 2.0 and compose_epsilon([m.dp_event_], 1e-5) <= 2.0 + 1e-9
     assert led.total_epsilon() <= 2.0 + 1e-9
     assert 0.0 < m.data_norm_ < 1.0 and m.bounds_y_[0] < 100 < 250 < m.bounds_y_[1]
@@ -127,10 +129,6 @@ def test_auto_data_norm_exact_at_infinite_epsilon_and_accurate():
 _V, _V2 = np.array([0.2, 0.4, 0.6, 0.8]), np.array([0.2, 0.4, 0.6, 0.1])
 
 
-def _bounds_mech(eps_total):
-    return lambda X, y, rng: np.array(private_bounds_y(y, eps_total, rng))
-
-
 def _norm_mech(eps_total):
     return lambda X, y, rng: np.array([private_data_norm(X, 2, eps_total, rng)])
 
@@ -139,17 +137,15 @@ def _midpoint(out):
     return np.clip(out.mean(axis=1), 0.0, 1.0)
 
 
-@pytest.mark.parametrize("mech, share", [(_bounds_mech, "bounds_y"), (_norm_mech, "data_norm")])
-def test_auto_audit_calibrated_and_negative_control(mech, share):
-    eps_total = 1.0 / AUTO_SHARE[share]  # the estimate claims epsilon 1
+def test_auto_data_norm_audit_calibrated_and_negative_control():
+    # bounds_y="auto": tests/test_auto.py
+    eps_total = 1.0 / AUTO_SHARE["data_norm"]  # the estimate claims epsilon 1
     D, D2 = (_V[:, None], _V), (_V2[:, None], _V2)
     stat = _midpoint  # heavy-tailed outputs (search range +-1e6): test the clipped midpoint
-    ok = audit_epsilon(mech(eps_total), D, D2, n_samples=2000, statistic=stat, random_state=0)
+    ok = audit_epsilon(_norm_mech(eps_total), D, D2, n_samples=2000, statistic=stat, random_state=0)
     assert ok.epsilon_lower <= 1.0
-    # Negative control: the same estimate at a multiple of the claimed epsilon. The
-    # midpoint sees the median only, which gets half of the bounds_y budget, hence 16x.
-    factor = 16.0 if share == "bounds_y" else 8.0
-    bad = audit_epsilon(mech(factor * eps_total), D, D2, n_samples=2000, statistic=stat, random_state=1)
+    # Negative control: the same estimate at a multiple of the claimed epsilon.
+    bad = audit_epsilon(_norm_mech(8.0 * eps_total), D, D2, n_samples=2000, statistic=stat, random_state=1)
     assert bad.epsilon_lower > 1.0
 
 

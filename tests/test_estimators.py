@@ -161,8 +161,10 @@ def test_clone_pickle_sparse_pandas(est_cls):
     np.testing.assert_array_equal(m.predict(X), m2.predict(X))
     c = clone(est)
     assert c.get_params() == est.get_params() and not hasattr(c, "coef_")
-    ms = clone(est).fit(sp.csr_matrix(X), y)
+    # Sparse X has its own default data_norm (1): the same computation at the dense value.
+    ms = clone(est).set_params(data_norm=m.data_norm_).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(ms.coef_, m.coef_, rtol=1e-7, atol=1e-9)
+    assert clone(est).fit(sp.csr_matrix(X), y).data_norm_ == 1.0
     df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     mp = clone(est).fit(df, y)
     assert list(mp.feature_names_in_) == list(df.columns)

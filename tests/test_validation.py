@@ -162,6 +162,6 @@ def test_huge_epsilon_and_data_norm_edges_are_rejected_not_crashing(diabetes):
 
 def test_sparse_and_dense_agree_after_refactor(diabetes):
     X, y = diabetes
-    a = DPRidge(bounds_y=(25, 346), random_state=0).fit(X, y)
-    b = DPRidge(bounds_y=(25, 346), random_state=0).fit(sp.csr_matrix(X), y)
+    a = DPRidge(bounds_y=(25, 346), random_state=0).fit(X, y)  # sparse X defaults to data_norm=1: pass it
+    b = DPRidge(bounds_y=(25, 346), data_norm=a.data_norm_, random_state=0).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-12)

@@ -17,6 +17,7 @@ from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Options, StrOptions
@@ -34,7 +35,8 @@ from .._release import make_rng, private_fit
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
 from ..solvers._base import PublicProblem
-from ._auto import AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, private_bounds_y, private_data_norm
+from ._auto import (AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, default_data_norm, private_bounds_y,
+                    private_data_norm)
 from ._dask_fit import auto_inputs, validate_dask
 
 #: solvers whose non-private path (epsilon = inf) is the same algorithm without noise;
@@ -137,27 +139,32 @@ class _DPLinearBase(BaseEstimator):
         # float32 is kept (not copied): normalize_X casts it to float64 block by block
         return validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kwargs)
 
-    def _data_norm_value(self, n_features):
-        """The public data_norm (its reference value sqrt(p) or 3.0 when ``None`` or ``"auto"``)."""
+    def _data_norm_value(self, n_features, sparse=False):
+        """The public data_norm (its reference value when ``None`` or ``"auto"``: see default_data_norm)."""
         if self.data_norm is not None and not isinstance(self.data_norm, str):
             return float(self.data_norm)
-        return float(np.sqrt(n_features)) if self.data_norm_ord == 2 else 3.0
+        return default_data_norm(n_features, self.data_norm_ord, sparse)
 
     def _auto_estimates(self):
         """Names of the bounds this fit estimates privately (``"auto"``), in draw order."""
         return ("data_norm",) if isinstance(self.data_norm, str) else ()
+
+    def _auto_share(self, name):
+        """Share of epsilon spent on the "auto" estimate ``name`` (public values only)."""
+        return AUTO_SHARE[name]
 
     def _auto_events(self):
         """Events of the private bound estimates and of the clipping diagnostic (public: shares fixed in advance)."""
         if self.epsilon == np.inf:
             return ()
         clipping = (clipping_event(self.epsilon),) if self.report_clipping else ()
-        return tuple(auto_event(self.epsilon, name)[1] for name in self._auto_estimates()) + clipping
+        return tuple(auto_event(self.epsilon, name, self._auto_share(name))[1]
+                     for name in self._auto_estimates()) + clipping
 
     def _model_epsilon(self):
         """Epsilon left for the model after the "auto" estimates and the clipping diagnostic."""
-        shares = sum(AUTO_SHARE[name] for name in self._auto_estimates()) + CLIPPING_SHARE * bool(self.report_clipping)
-        return float(self.epsilon) * (1.0 - shares)
+        shares = sum(self._auto_share(name) for name in self._auto_estimates())
+        return float(self.epsilon) * (1.0 - shares - CLIPPING_SHARE * bool(self.report_clipping))
 
     def _clip_counts(self, X, y, data_norm):
         """Records beyond each public bound, by parameter name (private: see ``report_clipping``)."""
@@ -169,10 +176,10 @@ class _DPLinearBase(BaseEstimator):
         if is_dask_collection(X):  # their 1-D inputs come to the client (dp_sklearn.linear_model._dask_fit)
             y, norms = auto_inputs(X, y, self._auto_estimates(), partial(_auto_row_norms, ord_=self.data_norm_ord))
         if "bounds_y" in self._auto_estimates():
-            self.bounds_y_ = private_bounds_y(y, self.epsilon, rng)
+            self.bounds_y_, self._y_center = private_bounds_y(y, self.epsilon, rng)
         if "data_norm" in self._auto_estimates():
             return private_data_norm(X, self.data_norm_ord, self.epsilon, rng, row_norms=norms)
-        return self._data_norm_value(X.shape[1])
+        return self._data_norm_value(X.shape[1], sp.issparse(X))
 
     # ------------------------------------------------------------ the template
     @_fit_context(prefer_skip_nested_validation=True)
@@ -208,7 +215,7 @@ class _DPLinearBase(BaseEstimator):
         y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
         # Plan from public values only: the reference data_norm sets the penalty's units
         # when data_norm="auto", so the plan (and the event) never depends on the data.
-        l2_reg = self._l2_reg(n, self._data_norm_value(p))
+        l2_reg = self._l2_reg(n, self._data_norm_value(p, sp.issparse(X)))
         x_norm = _public_x_norm(p, self.data_norm_ord, self.fit_intercept)
         constraint = self._feasible_set()
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:

@@ -174,11 +174,13 @@ class DPLogisticRegression(_DPClassifierBase):
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
-        uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+        uses sqrt(n_features) (l2) or 3.0 (l_inf), and 1 for sparse X (normalized
+        rows, e.g. of ``TfidfVectorizer``; whatever n_features). Never derived from
+        the data.
         ``"auto"``: a private median of the row norms
         (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
         released as ``data_norm_``; the l2 penalty is then measured at the reference
-        norm sqrt(n_features).
+        norm (the value ``None`` gives).
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``.
     solver : str, default="auto"

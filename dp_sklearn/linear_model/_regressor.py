@@ -10,9 +10,10 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask_design import is_dask_collection, normalize_y_dask
-from .._data import check_bounds_y, normalize_y
+from .._data import check_bounds_y, normalize_X, normalize_y
 from .._losses import SquaredLoss
 from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
+from ._auto import bounds_y_plan
 from ._base import PRIVACY_CONSTRAINTS, _DPLinearBase
 from ._dask_predict import blockwise_on_dask
 
@@ -46,6 +47,11 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
             self.bounds_y_ = (-1.0, 1.0)
         elif not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
+        self._n_targets = int(y.shape[0])  # public: sets the share of bounds_y="auto"
+        if isinstance(self.bounds_y, str) and bounds_y_plan(self.epsilon, self._n_targets).mode == "center":
+            warnings.warn(f"bounds_y='auto' with epsilon * n_samples = {self.epsilon * self._n_targets:.4g}: too "
+                          "little to locate the range of y, so the model predicts a private median of y. Pass "
+                          "the public range of y as bounds_y=(low, high).", UserWarning, stacklevel=4)
         return y, SquaredLoss()
 
     def _clip_counts(self, X, y, data_norm):
@@ -56,8 +62,15 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         auto_y = isinstance(self.bounds_y, str)
         return ("bounds_y",) * auto_y + super()._auto_estimates()
 
+    def _auto_share(self, name):
+        if name == "bounds_y":
+            return bounds_y_plan(self.epsilon, self._n_targets).share
+        return super()._auto_share(name)
+
     def _prior_events(self):
-        event = private_center_event(self._model_epsilon()) if self.fit_intercept else None
+        # bounds_y="auto" releases its own center (a private median): no private mean then
+        auto_y = isinstance(self.bounds_y, str)
+        event = private_center_event(self._model_epsilon()) if self.fit_intercept and not auto_y else None
         return () if event is None else (event,)
 
     def _solver_epsilon(self):
@@ -66,7 +79,11 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
 
     def _transform_targets(self, y, rng):
         bounds = self.bounds_y_
-        if self.fit_intercept:
+        if self.fit_intercept and isinstance(self.bounds_y, str):  # the released center of bounds_y="auto"
+            low, high = bounds
+            r = max(high - self._y_center, self._y_center - low)
+            bounds = (self._y_center - r, self._y_center + r)
+        elif self.fit_intercept:
             # epsilon = inf: the exact mean, the limit of the private one (same objective).
             bounds = private_center(y, bounds, self._model_epsilon(), rng)
         y_t, mid, half = (normalize_y_dask if is_dask_collection(y) else normalize_y)(y, bounds)
@@ -90,13 +107,17 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         Returns
         -------
         y_pred : ndarray or dask.array.Array of shape (n_samples,)
-            Predictions, within ``bounds_y_``.
+            Predictions, within ``bounds_y_``: ``clip(x) @ coef_ + intercept_`` with the
+            row ``x`` clipped to ``data_norm_`` as in training.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        # The model was fitted on rows clipped to data_norm_: the same clipping here keeps
+        # a row far beyond it (raw units) from extrapolating the fitted line by its norm.
+        Xt, _, _ = normalize_X(X, self.data_norm_, self.data_norm_ord, False)
         # Post-processing: no target lies outside the public bounds_y, so clipping a
         # prediction to it never increases its error; noise can never make it diverge.
-        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
+        return np.clip(self.data_norm_ * np.asarray(Xt @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

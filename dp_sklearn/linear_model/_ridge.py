@@ -41,20 +41,21 @@ class DPRidge(_DPRegressorBase):
         and is accepted only by solvers with a pure guarantee.
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X, in the units of X, in
-        [1e-100, 1e100]. Rows beyond it are clipped (a
-        :class:`~dp_sklearn.ClippingWarning` is raised; nothing is stored). ``None``
-        assumes standardized features and uses sqrt(n_features). Never derived from
-        the data.
+        [1e-100, 1e100]. Rows beyond it are clipped, silently (``report_clipping``
+        releases a private fraction). ``None``
+        assumes standardized features and uses sqrt(n_features), or 1 for sparse X
+        (normalized rows, e.g. of ``TfidfVectorizer``; whatever n_features). Never
+        derived from the data.
         ``"auto"``: a private median of the row norms
         (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
         released as ``data_norm_``; the l2 penalty is then measured at the reference
-        norm sqrt(n_features).
+        norm (the value ``None`` gives).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus three private median absolute deviations (exponential
-        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
-        a warning (pass the public range or ``"auto"`` instead).
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
+        about 430 the model predicts a private median, with a warning), released as
+        ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : str, default="noisy_gd"
         Private mechanism: one of the registered solvers for the squared loss with an
         l2 penalty (``"noisy_gd"``, ``"output_perturbation"``,
@@ -228,20 +229,22 @@ class DPLasso(_DPRegressorBase):
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
-        uses sqrt(n_features) (l2) or 3.0 (l_inf). Never derived from the data.
+        uses sqrt(n_features) (l2) or 3.0 (l_inf), and 1 for sparse X (normalized
+        rows, e.g. of ``TfidfVectorizer``; whatever n_features). Never derived from
+        the data.
         ``"auto"``: a private median of the row norms
         (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
         released as ``data_norm_``; the l2 penalty is then measured at the reference
-        norm sqrt(n_features).
+        norm (the value ``None`` gives).
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``: the row l2 norm, or every ``|x_j|`` (l_inf, the
         setting of TTZ Theorem 2.5).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus three private median absolute deviations (exponential
-        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
-        a warning (pass the public range or ``"auto"`` instead).
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
+        about 430 the model predicts a private median, with a warning), released as
+        ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : str, default="frank_wolfe"
         One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ
         Algorithm 2), ``"noisy_gd"`` (BST Algorithm 1), ``"mirror_descent"`` (TTZ full

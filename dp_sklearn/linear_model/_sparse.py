@@ -64,21 +64,22 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in the units of X, in [1e-100, 1e100]. ``None``
-        uses sqrt(n_features) (l2) or 3.0 (l_inf).
+        uses sqrt(n_features) (l2) or 3.0 (l_inf), and 1 for sparse X (normalized
+        rows, e.g. of ``TfidfVectorizer``; whatever n_features).
         ``"auto"``: a private median of the row norms
         (exponential mechanism, 10% of epsilon; about half of the rows are clipped),
         released as ``data_norm_``; the l2 penalty is then measured at the reference
-        norm sqrt(n_features).
+        norm (the value ``None`` gives).
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``: the row l2 norm (Wang & Gu 2019) or every ``|x_j|``
         (Thakurta 2013, Ch. 6, under which the two-stage selector's scores have the
         smallest sensitivity).
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus three private median absolute deviations (exponential
-        mechanism, 20% of epsilon), released as ``bounds_y_``. ``None``: (-1, 1) with
-        a warning (pass the public range or ``"auto"`` instead).
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
+        about 430 the model predicts a private median, with a warning), released as
+        ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : {"ight", "two_stage"}, default="ight"
         ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
         Algorithm 1). ``"two_stage"``: private top-s support selection by the
@@ -224,8 +225,8 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X (or on every ``|x_j|`` when
         ``data_norm_ord=numpy.inf``), in [1e-100, 1e100]. ``None`` uses
-        sqrt(n_features) (l2) or 3.0 (l_inf). ``"auto"``: a private median of the
-        row norms (10% of epsilon), released as ``data_norm_``.
+        sqrt(n_features) (l2) or 3.0 (l_inf), and 1 for sparse X. ``"auto"``: a
+        private median of the row norms (10% of epsilon), released as ``data_norm_``.
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``.
     solver : {"ight", "two_stage"}, default="ight"
