@@ -7,6 +7,12 @@ class or module by name; dp_sklearn 0.1's lines (``{"__event__":
 "dp_accounting.dp_event:GaussianDpEvent", "fields": {...}}``) are read through the
 same table by exact name. Anything else raises ``ValueError``; writing goes through
 the same checks.
+
+The work a line can demand is bounded (``docs/privacy.md``, P7): at most ``_MAX_LINE``
+bytes, ``_MAX_NODES`` event objects nested at most ``_MAX_DEPTH`` deep, and a product of
+``self_composed`` counts along any path of at most ``_MAX_COUNT``. The store's reader
+(:class:`StoreCache`) also handles a torn last line (a writer that stopped mid-write)
+without under-counting, and refuses to go on when the history it has read disappears.
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ import json
 import math
 import numbers
 import os
+import re
+import time
+import uuid
 from contextlib import contextmanager
 from functools import partial
 
@@ -34,12 +43,17 @@ __all__ = [
     "loads",
 ]
 
+#: Bounds on one store line. dp_sklearn writes events nested at most about 8 deep, with at
+#: most a few thousand event objects (a search over a large grid) in lines well below 1 MiB,
+#: and counts below 2**53 (where floats stop being exact integers).
 _MAX_DEPTH = 32
 _MAX_COUNT = 2**53
+_MAX_NODES = 2**14
+_MAX_LINE = 2**22
 
 
 def _number(value, where, *, low=0.0, high=math.inf, low_open=False, high_open=False, allow_inf=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise ValueError(f"{where} must be a number, got {value!r}.")
     value = float(value)
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
@@ -51,7 +65,8 @@ def _number(value, where, *, low=0.0, high=math.inf, low_open=False, high_open=F
 
 
 def _count(value, where):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not (0 <= value <= _MAX_COUNT):
+    if (type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral))) or not (
+            0 <= value <= _MAX_COUNT):
         raise ValueError(f"{where} must be an integer in [0, 2**53], got {value!r}.")
     return int(value)
 
@@ -113,8 +128,16 @@ def encode_event(event):
     return out
 
 
-def decode_event(obj, where="event", _depth=0):
-    """The event for the schema object ``obj``; ``ValueError`` naming the offending part otherwise."""
+def decode_event(obj, where="event", _depth=0, _budget=None, _multiplicity=1):
+    """The event for the schema object ``obj``; ``ValueError`` naming the offending part otherwise.
+
+    Refuses more than ``_MAX_NODES`` event objects, nesting deeper than ``_MAX_DEPTH`` and
+    a product of ``self_composed`` counts above ``_MAX_COUNT`` along any path.
+    """
+    budget = [_MAX_NODES] if _budget is None else _budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"{where}: more than {_MAX_NODES} events in one event.")
     if _depth > _MAX_DEPTH:
         raise ValueError(f"{where}: events nested deeper than {_MAX_DEPTH} levels.")
     if not isinstance(obj, dict):
@@ -135,15 +158,21 @@ def decode_event(obj, where="event", _depth=0):
     if sorted(fields) != sorted(expected):
         raise ValueError(f"{where}: a {name} event has exactly the fields {expected}, got {sorted(fields)}.")
     kwargs = {}
+    if name == "self_composed":
+        kwargs["count"] = _count(fields["count"], f"{where}.count")
+        _multiplicity *= kwargs["count"]
+        if _multiplicity > _MAX_COUNT:
+            raise ValueError(f"{where}.count: the nested self_composed counts multiply to more than 2**53.")
     for field, check in spec:
         value, here = fields[field], f"{where}.{field}"
         if field == "event":
-            kwargs[field] = decode_event(value, here, _depth + 1)
+            kwargs[field] = decode_event(value, here, _depth + 1, budget, _multiplicity)
         elif field == "events":
             if not isinstance(value, list):
                 raise ValueError(f"{here} must be a JSON array.")
-            kwargs[field] = [decode_event(v, f"{here}[{i}]", _depth + 1) for i, v in enumerate(value)]
-        else:
+            kwargs[field] = [decode_event(v, f"{here}[{i}]", _depth + 1, budget, _multiplicity)
+                             for i, v in enumerate(value)]
+        elif field not in kwargs:
             kwargs[field] = check(value, here)
     return cls(**kwargs)
 
@@ -192,7 +221,7 @@ def decode_record(obj):
     if not isinstance(obj, dict) or obj.get("kind") not in _RECORD_KEYS:
         raise ValueError("not a PrivacyLedger record (expected an object with kind event, reserve or release).")
     keys = _RECORD_KEYS[obj["kind"]]
-    if sorted(obj) != sorted(keys + ("kind",)):
+    if len(obj) != len(keys) + 1 or not all(k in obj for k in keys):
         raise ValueError(f"a {obj['kind']!r} record has exactly the keys {sorted(keys + ('kind',))}, "
                          f"got {sorted(obj)}.")
     out = dict(obj)
@@ -205,61 +234,136 @@ def decode_record(obj):
         if key in obj and (obj[key] is not None or obj["kind"] == "reserve"):
             out[key] = check(obj[key], key)
     if "event" in obj:
-        out["event"] = decode_event(obj["event"])
+        out["event"] = _decode_cached(obj["event"])
     return out
+
+
+_DECODED = {}  # repr of a parsed event object -> its decoded event (a ledger repeats a few events)
+
+
+def _decode_cached(obj):
+    key = repr(obj)  # exact: repr tells 1 from 1.0 and True, and round-trips floats
+    event = _DECODED.get(key)
+    if event is None:
+        event = decode_event(obj)
+        if len(key) <= 4096:
+            if len(_DECODED) >= 1024:
+                _DECODED.clear()
+            _DECODED[key] = event
+    return event
 
 
 # ---------------------------------------------------------------------------
 # The store: JSON lines, read incrementally
 # ---------------------------------------------------------------------------
 _TAIL = 64
+#: keys written first, so that a torn line still tells what it was (see StoreCache)
+_FIRST_KEYS = ("kind", "id", "reservation")
+_STRING = rb'"(?:[^"\\]|\\.)*"'
+_TORN_KIND = re.compile(rb'\s*\{"kind": "(event|reserve|release)"')
+_TORN_RESERVATION = re.compile(rb'\s*\{"kind": "event", "id": ' + _STRING + rb', "reservation": (null|' + _STRING
+                               + rb')[,}]')
 
 
 def dump_line(entry):
-    """One store line (bytes, newline-terminated) for the record ``entry``, checked by the schema."""
-    text = json.dumps(entry, sort_keys=True)
+    """One store line (bytes, newline-terminated) for the record ``entry``, checked by the schema.
+
+    The keys ``kind``, ``id`` and ``reservation`` come first, the others sorted.
+    """
+    ordered = {k: entry[k] for k in _FIRST_KEYS if k in entry}
+    ordered.update((k, entry[k]) for k in sorted(entry) if k not in ordered)
+    text = json.dumps(ordered)
+    if len(text) >= _MAX_LINE:
+        raise ValueError(f"a ledger record of {len(text)} bytes is above the store's limit of {_MAX_LINE} bytes.")
     decode_record(loads(text))
     return (text + "\n").encode("utf-8")
 
 
 def append_line(fh, line):
-    """Append ``line`` to the store opened ``"a+b"``, on a line of its own."""
+    """Append ``line`` to the store opened for writing, on a line of its own."""
     fh.seek(0, os.SEEK_END)
     if fh.tell() > 0:
         fh.seek(-1, os.SEEK_END)
         if fh.read(1) != b"\n":
             line = b"\n" + line
+    fh.seek(0, os.SEEK_END)
     fh.write(line)
     fh.flush()
+
+
+def _changed(path, what):
+    return RuntimeError(
+        f"PrivacyLedger store {path!r} {what} since this handle last read it: the history of releases it "
+        "held is gone, so the cap can no longer be enforced. Nothing was checked or recorded. To start over "
+        "on purpose, call reset() or delete() on this handle (or create a new PrivacyLedger).")
+
+
+def _unwritable(path, exc):
+    return PermissionError(f"PrivacyLedger store {path!r} is not writable here: it can be read (total_epsilon, "
+                           "records, summary) but not written (check under a cap, record, cancel_pending, "
+                           f"reset). ({exc})")
+
+
+def _open(path, cache, write):
+    """The store opened for ``write`` (or reading); ``None`` when a store never seen is missing."""
+    known = cache is not None and cache.ident is not None
+    try:
+        # a store this handle has read must still exist: it is never silently re-created
+        return open(path, ("r+b" if known else "a+b") if write else "rb")
+    except FileNotFoundError:
+        if known:
+            raise _changed(path, "was deleted") from None
+        if write:
+            raise
+        return None
+    except PermissionError as exc:
+        raise _unwritable(path, exc) from exc
 
 
 @contextmanager
 def locked_store(path, cache, write):
     """Open and lock the store, bring ``cache`` up to date; yields ``(file or None, StoreCache)``.
 
-    ``write=True`` opens ``"a+b"`` under an exclusive ``fcntl.flock`` and raises a
+    ``write=True`` opens it for writing under an exclusive ``fcntl.flock`` and raises a
     ``PermissionError`` naming the store if it cannot be written; ``write=False``
-    opens it read-only under a shared lock (a missing store reads as empty).
+    opens it read-only under a shared lock (a store never read before that is missing
+    reads as empty). A torn last line is repaired under the exclusive lock (a reader
+    takes it for that, see :class:`StoreCache`).
+
+    Raises
+    ------
+    RuntimeError
+        If the store that ``cache`` has read was deleted, replaced, truncated or rewritten.
+    ValueError
+        Naming the file and line, for a line that is not a ledger record, or a torn
+        last line that could hide a release.
     """
-    try:
-        fh = open(path, "a+b" if write else "rb")
-    except FileNotFoundError:
-        if write:
-            raise
+    fh = _open(path, cache, write)
+    if fh is None:
         yield None, StoreCache(path)
         return
-    except PermissionError as exc:
-        raise PermissionError(f"PrivacyLedger store {path!r} is not writable here: it can be read (total_epsilon, "
-                              "records, summary) but not written (check under a cap, record, cancel_pending, "
-                              "reset).") from exc
     with fh:
         if fcntl is not None:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
         try:
-            yield fh, StoreCache.synced(cache, fh)
+            store = StoreCache.synced(cache, fh, path, repair=write)
+        except _NeedsRepair:
+            store = None
+        if store is None:  # a reader met a torn line that only a writer can settle
+            if fcntl is not None:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            with locked_store(path, cache, True) as (wfh, store):
+                yield wfh, store
+            return
+        try:
+            yield fh, store
         finally:
             if fcntl is not None:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+class _NeedsRepair(Exception):
+    pass
 
 
 class StoreCache:
@@ -267,64 +371,131 @@ class StoreCache:
 
     Attributes
     ----------
+    ident : tuple (st_dev, st_ino) or None
+        The file read; ``None`` until one is seen.
     records : list of tuple (label, epsilon, delta, event, time, pid)
     pending : dict
         Outstanding reservations, id -> decoded reserve record, oldest first.
     state : dp_sklearn.composition.RunningComposition
         The recorded events, composed in order.
+
+    Notes
+    -----
+    A torn last line (no newline, not parseable: a writer stopped mid-write; writers hold
+    the exclusive lock while they write, so a reader never sees a live writer's partial
+    line) is settled without under-counting. Torn ``reserve`` and ``release`` lines are
+    ignored and, under the exclusive lock, cut off: the check that wrote a reservation
+    never returned, and a lost release keeps its reservation counted. A torn ``event``
+    line whose reservation is outstanding is replaced by a complete event line recording
+    the reserved event. Any other torn line (an event written without a reservation, or
+    cut before its reservation) could hide a release: every read raises ``ValueError``
+    naming the line until someone removes it or resets the store.
     """
 
     def __init__(self, path, ident=None):
         self.path, self.ident = path, ident
         self.offset, self.n_lines, self.tail = 0, 0, b""
         self.records, self.pending, self.state = [], {}, RunningComposition()
+        self.torn = b""  # an unterminated, unparseable last line (not counted in offset)
+        self.open_line = False  # the last line parsed had no newline
 
     @classmethod
-    def synced(cls, cache, fh):
-        """``cache`` brought up to date with the locked store ``fh`` (a new cache if the file changed).
+    def synced(cls, cache, fh, path, repair=False):
+        """``cache`` brought up to date with the locked store ``fh``.
 
-        Only the bytes after ``cache.offset`` are read, unless the file was
-        replaced, truncated or rewritten (checked by inode, size and the last
-        bytes parsed), in which case it is parsed from the start.
+        Only the bytes after ``cache.offset`` are read. A store that ``cache`` has read
+        must be the same file (inode), at least as long, with the same last bytes parsed.
 
         Raises
         ------
+        RuntimeError
+            If the file was replaced, truncated or rewritten.
         ValueError
             Naming the file and line, for a line that is not a ledger record.
         """
-        path = fh.name
         st = os.fstat(fh.fileno())
         ident = (st.st_dev, st.st_ino)
-        if cache is None or (cache.path, cache.ident) != (path, ident) or st.st_size < cache.offset:
+        if cache is None or (cache.ident is None and cache.offset == 0):
             cache = cls(path, ident)
-        elif cache.offset:
+        if cache.ident != ident:
+            raise _changed(path, "was deleted or replaced by another file")
+        if st.st_size < cache.offset:
+            raise _changed(path, f"was truncated from {cache.offset} to {st.st_size} bytes")
+        if cache.offset:
             fh.seek(cache.offset - len(cache.tail))
             if fh.read(len(cache.tail)) != cache.tail:
-                cache = cls(path, ident)
+                raise _changed(path, "was rewritten")
         if st.st_size > cache.offset:
             fh.seek(cache.offset)
-            data = fh.read(st.st_size - cache.offset)
-            try:
-                cache._consume(data)
-            except ValueError:
-                cache.__init__(path)  # unusable: parse again (and fail again) next time
-                raise
+            cache._consume(fh.read(st.st_size - cache.offset))
+        if cache.torn:
+            cache._settle_torn(fh, repair)
         return cache
 
     def _consume(self, data):
-        segments = data.split(b"\n")
-        for i, raw in enumerate(segments):
-            last = i == len(segments) - 1
-            if last and not raw:
-                break
-            self.n_lines += 1
-            if raw.strip():
-                try:
-                    self._apply(decode_record(loads(raw.decode("utf-8"))))
-                except ValueError as exc:
-                    raise ValueError(f"PrivacyLedger store {self.path!r}, line {self.n_lines}: {exc}") from None
-            self.offset += len(raw) + (0 if last else 1)
-        self.tail = (self.tail + data)[-_TAIL:]
+        start = 0
+        if self.open_line and data[:1] == b"\n":  # the newline a writer put after an unterminated line
+            start = 1
+        segments = data[start:].split(b"\n")
+        self.torn = b""
+        try:
+            for i, raw in enumerate(segments):
+                last = i == len(segments) - 1
+                if last and not raw:
+                    break
+                where = f"PrivacyLedger store {self.path!r}, line {self.n_lines + 1}"
+                if len(raw) > _MAX_LINE:
+                    raise ValueError(f"{where}: a line longer than {_MAX_LINE} bytes.")
+                if raw.strip():
+                    try:
+                        obj = loads(raw.decode("utf-8"))
+                    except (ValueError, UnicodeDecodeError) as exc:
+                        if last:  # unterminated and unparseable: a torn write
+                            self.torn = raw
+                            break
+                        raise ValueError(f"{where}: {exc}") from None
+                    try:
+                        self._apply(decode_record(obj))
+                    except ValueError as exc:
+                        raise ValueError(f"{where}: {exc}") from None
+                self.n_lines += 1
+                start += len(raw) + (0 if last else 1)
+                self.open_line = last
+        finally:  # the lines before a refused one stay parsed
+            self.offset += start
+            self.tail = (self.tail + data[:start])[-_TAIL:]
+
+    def _settle_torn(self, fh, repair):
+        raw, where = self.torn, f"PrivacyLedger store {self.path!r}, line {self.n_lines + 1}"
+        kind = _TORN_KIND.match(raw)
+        kind = kind and kind.group(1).decode()
+        if kind is None:
+            raise ValueError(f"{where}: an incomplete last line (a writer stopped mid-write) that cannot be "
+                             "identified: it could hide a release. Delete it once you know that none happened, "
+                             "or reset() the store.")
+        if kind == "event":
+            found = _TORN_RESERVATION.match(raw)
+            rid = found and found.group(1) != b"null" and json.loads(found.group(1))
+            if rid not in self.pending:
+                raise ValueError(
+                    f"{where}: an incomplete last line (a writer stopped mid-write) recording a release this "
+                    "reader cannot size, so every total would under-count it. If no release happened (the "
+                    "writing process died before its fit returned), delete that line; otherwise record its "
+                    "event again, or reset() the store.")
+        if fcntl is None or (kind != "event" and not repair):
+            return  # ignored: a lost reservation was never used, a lost release keeps its reservation counted
+        if not repair:
+            raise _NeedsRepair
+        fh.truncate(self.offset)
+        self.torn = b""
+        if kind == "event":  # the reserved event, recorded in full
+            res = self.pending[rid]
+            entry = {k: res.get(k) for k in _RECORD_KEYS["event"]}
+            entry.update(kind="event", id=uuid.uuid4().hex, reservation=rid, time=time.time(),
+                         event=encode_event(res["event"]))
+            line = dump_line(entry)
+            append_line(fh, line)
+            self._consume(line)
 
     def _apply(self, rec):
         kind = rec["kind"]

@@ -36,6 +36,19 @@ __all__ = [
 #: are composed separately by a closed form (see RunningComposition.epsilon).
 _WIDE_MU = 10.0
 _WIDE_LAPLACE = 50.0
+#: Bounds on the PLD work of one event (a ledger line may come from anyone, see docs/privacy.md,
+#: P7). A Laplace, Poisson-sampled or generic leaf repeated more than _PLD_MAX_COUNT times (no
+#: dp_sklearn plan takes more than a few thousand steps by default), and every such leaf of an
+#: event with more than _PLD_MAX_LEAVES distinct ones or a PLD wider than _PLD_MAX_WIDTH nats
+#: (the width of a leaf: count / b for Laplace, count * epsilon for generic events, 5 mu for
+#: Gaussian-like ones, so that the single-leaf thresholds above are width 50), is composed by
+#: the closed forms of wide leaves instead: never smaller, computed in constant time.
+_PLD_MAX_COUNT = 2**16
+_PLD_MAX_LEAVES = 32
+_PLD_MAX_WIDTH = 100.0
+#: the same once the events in the PLD span more than this many nats in all (epsilon in the
+#: hundreds), so that memory and time stay linear in the number of events
+_PLD_MAX_TOTAL_WIDTH = 2000.0
 #: shares of the delta left by generic events given to the RDP-only part when it meets PLD-only events
 #: (one share keeps a mixed ledger to two large PLD compositions per check; 0.25 and 0.75 gained <2%)
 _RDP_DELTA_SHARES = (0.5,)
@@ -45,9 +58,12 @@ class RunningComposition:
     """The composition of a growing sequence of events, updated one event at a time.
 
     :meth:`add` costs one PLD composition at most (done lazily) and never revisits
-    earlier events, so a ledger can keep one instance and add only new records.
-    :func:`compose_epsilon` is ``RunningComposition().add(*events).epsilon(delta)``,
-    so a running state and a full recomposition of the same sequence agree exactly.
+    earlier events, so a ledger can keep one instance and add only new records. Equal
+    events added before a fold are composed at once by ``self_compose`` and distinct ones
+    by a balanced tree, so folding n events costs time linear in their PLDs' supports.
+    :func:`compose_epsilon` is ``RunningComposition().add(*events).epsilon(delta)``; a
+    state folded event by event and one folded at once agree to the PLD discretization
+    (both are pessimistic: upper bounds).
 
     Attributes
     ----------
@@ -73,7 +89,9 @@ class RunningComposition:
         self.digest, self.n_events, self.nonprivate = "", 0, False
         self.mu2 = 0.0  # sum of count / z^2 over narrow Gaussian leaves
         self.pure_epsilon, self.all_pure = 0.0, True  # basic composition of the pure leaves
-        self.generic_log1m_delta = 0.0  # sum of count * log(1 - delta_i) over generic leaves
+        self.generic_log1m_delta = 0.0  # sum of count * log(1 - delta_i) over generic leaves in the PLD
+        self.wide_log1m_delta = 0.0  # the same over generic leaves composed by basic composition
+        self.pld_width = 0.0  # span of the Laplace, Poisson-sampled and generic leaves in the PLD
         # Gaussian (and Poisson bounded at q = 1) and Laplace leaves too wide for the PLD grid
         self.wide_mu2, self.wide_laplace = 0.0, 0.0
         self.kinds = set()  # "not_gauss" (PLD), "pld_only" (Poisson, generic), "rdp_only" (zCDP, repeat-and-select)
@@ -116,15 +134,25 @@ class RunningComposition:
                 raise TypeError(f"events must be dp_accounting DpEvents, got {type(event).__name__}.")
             pairs, self._leaves = [], []
             _expand(event, 1, pairs)
+            merged = {}  # equal leaves of one event: one leaf with the summed count
             for leaf, count in pairs:
-                self._add_leaf(leaf, count)
+                merged.setdefault(repr(leaf), [leaf, 0])[1] += count
+            width = _pld_width(merged.values())
+            wide = width > _PLD_MAX_WIDTH or self.pld_width + width > _PLD_MAX_TOTAL_WIDTH
+            self.pld_width += 0.0 if wide else width
+            for leaf, count in merged.values():
+                self._add_leaf(leaf, count, wide)
+            gauss = [leaf for leaf in self._leaves if leaf[0] == "gauss"]
+            if len(gauss) > 1:  # Gaussians compose into one Gaussian exactly (Dong, Roth & Su 2019)
+                mu2 = sum(count / z**2 for _, z, count in gauss)
+                self._leaves = [leaf for leaf in self._leaves if leaf[0] != "gauss"] + [("gauss", mu2**-0.5, 1)]
             if self._leaves:  # one PLD per event, so that each event costs one large composition
                 self._unfolded.append(tuple(self._leaves))
             self.n_events += 1
             self.digest = hashlib.sha1((self.digest + repr(event)).encode("utf-8")).hexdigest()
         return self
 
-    def _add_leaf(self, ev, c):
+    def _add_leaf(self, ev, c, wide=False):
         if isinstance(ev, dp_event.NonPrivateDpEvent):
             self.nonprivate = True
         elif isinstance(ev, dp_event.GaussianDpEvent):
@@ -141,7 +169,7 @@ class RunningComposition:
                 self.nonprivate = True
                 return
             self.pure_epsilon += c / float(ev.noise_multiplier)
-            if c / ev.noise_multiplier > _WIDE_LAPLACE:
+            if wide or c / ev.noise_multiplier > _WIDE_LAPLACE:
                 self.wide_laplace += c / float(ev.noise_multiplier)
                 return
             self._to_rdp(ev, c)
@@ -153,13 +181,13 @@ class RunningComposition:
                 return
             if z == 0:
                 self.nonprivate = True
-            elif 2.0 * math.sqrt(c) / z > _WIDE_MU:  # bounded by the q = 1 Gaussian of sensitivity 2
+            elif wide or 2.0 * math.sqrt(c) / z > _WIDE_MU:  # bounded by the q = 1 Gaussian of sensitivity 2
                 self.wide_mu2 += 4.0 * c / z**2
             else:
                 self.kinds.add("pld_only")  # never through the (add/remove) RDP accountant
                 self._to_pld("poisson", (q, z), c)
         elif isinstance(ev, EpsilonDeltaDpEvent):
-            self._add_generic(float(ev.epsilon), float(ev.delta), c)
+            self._add_generic(float(ev.epsilon), float(ev.delta), c, wide)
         elif isinstance(ev, dp_event.ZCDpEvent):
             self.all_pure = False
             self.kinds.add("rdp_only")
@@ -169,15 +197,19 @@ class RunningComposition:
             self.kinds.add("rdp_only")
             self._to_rdp(ev, c)
 
-    def _add_generic(self, eps, delta, c):
+    def _add_generic(self, eps, delta, c, wide=False):
         if math.isinf(eps):
             self.nonprivate = True
             return
         if delta > 0:
             self.all_pure = False
-            self.generic_log1m_delta += c * math.log1p(-delta)
         else:
             self.pure_epsilon += c * eps
+        if wide or c * eps > _WIDE_LAPLACE:  # basic composition: (c eps, 1 - (1 - delta)^c)
+            self.wide_laplace += c * eps
+            self.wide_log1m_delta += c * math.log1p(-delta)
+            return
+        self.generic_log1m_delta += c * math.log1p(-delta)
         self.kinds.add("pld_only")
         self._to_pld("generic", (eps, delta), c)
 
@@ -207,20 +239,25 @@ class RunningComposition:
         pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution or None
             ``None`` when there is no such leaf.
         """
-        for leaves in self._unfolded:
-            nxt = event_pld(leaves)
-            self._pld = nxt if self._pld is None else self._pld.compose(nxt)
-            only = tuple(leaf for leaf in leaves if leaf[0] in ("poisson", "generic"))
-            if only:
-                nxt = event_pld(only)
-                self._pld_strict = nxt if self._pld_strict is None else self._pld_strict.compose(nxt)
+        if self._unfolded:
+            groups = {}  # equal events fold into one self-composition (dp_accounting's FFT power)
+            for leaves in self._unfolded:
+                groups[leaves] = groups.get(leaves, 0) + 1
+            full, strict_parts = [] if self._pld is None else [self._pld], [] if self._pld_strict is None else [
+                self._pld_strict]
+            for leaves, m in groups.items():
+                full.append(_self_composed(event_pld(leaves), m))
+                only = tuple(leaf for leaf in leaves if leaf[0] in ("poisson", "generic"))
+                if only:
+                    strict_parts.append(_self_composed(event_pld(only), m))
+            self._pld, self._pld_strict = _compose_all(full), _compose_all(strict_parts)
         self._unfolded = []
         return self._pld_strict if strict else self._pld
 
     @property
     def generic_delta(self):
         """Sum-like total of the generic events' deltas: 1 - prod (1 - delta_i)^count."""
-        return -math.expm1(self.generic_log1m_delta)
+        return -math.expm1(self.generic_log1m_delta + self.wide_log1m_delta)
 
     def _rdp_epsilon(self, delta, with_pld_part):
         acc = RdpAccountant()
@@ -243,7 +280,7 @@ class RunningComposition:
             return pld_epsilon(self.pld(), delta)
         if "pld_only" not in self.kinds:
             return self._rdp_epsilon(delta, with_pld_part=True)
-        slack = delta - self.generic_delta
+        slack = delta + math.expm1(self.generic_log1m_delta)
         if slack <= 0:
             return math.inf
         best = math.inf
@@ -277,11 +314,47 @@ class RunningComposition:
         if delta == 0:
             return self.pure_epsilon if self.all_pure else math.inf
         wide = self.wide_laplace
+        if self.wide_log1m_delta:  # basic composition with the wide generic leaves' deltas
+            delta += math.expm1(self.wide_log1m_delta)
+            if delta <= 0:
+                return math.inf
         if self.wide_mu2 > 0:  # basic composition with the wide Gaussians at half of delta
             delta = 0.5 * delta
             wide += gaussian_epsilon(math.sqrt(self.wide_mu2), delta)
         eps = wide + self._narrow_epsilon(delta)
         return min(eps, self.pure_epsilon) if self.all_pure else eps
+
+
+def _width(leaf, count):
+    """The span in nats of the PLD of ``count`` compositions of ``leaf`` (see ``_PLD_MAX_WIDTH``)."""
+    if isinstance(leaf, dp_event.LaplaceDpEvent):
+        return count / leaf.noise_multiplier if leaf.noise_multiplier else math.inf
+    if isinstance(leaf, EpsilonDeltaDpEvent):
+        return count * leaf.epsilon
+    z = leaf.event.noise_multiplier  # PoissonSampledDpEvent
+    return 10.0 * math.sqrt(count) / z if z else math.inf
+
+
+def _pld_width(pairs):
+    """The span of one event's Laplace, Poisson-sampled and generic leaves (``inf``: too many or repeated)."""
+    pld = [(leaf, count) for leaf, count in pairs
+           if isinstance(leaf, (dp_event.LaplaceDpEvent, EpsilonDeltaDpEvent, dp_event.PoissonSampledDpEvent))]
+    if len(pld) > _PLD_MAX_LEAVES or any(count > _PLD_MAX_COUNT for _, count in pld):
+        return math.inf
+    return sum(_width(leaf, count) for leaf, count in pld)
+
+
+def _self_composed(pld, m):
+    return pld.self_compose(m) if m > 1 else pld
+
+
+def _compose_all(plds):
+    """The composition of ``plds`` by pairs (a balanced tree: linear in their total support)."""
+    if not plds:
+        return None
+    while len(plds) > 1:
+        plds = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i] for i in range(0, len(plds), 2)]
+    return plds[0]
 
 
 def compose_epsilon(events, delta: float) -> float:

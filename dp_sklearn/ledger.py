@@ -8,6 +8,7 @@ are re-exported here.
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import tempfile
@@ -20,7 +21,7 @@ from contextlib import contextmanager, suppress
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import _delta, _epsilon, append_line, dump_line, encode_event, locked_store
+from ._event_json import StoreCache, _delta, _epsilon, append_line, dump_line, encode_event, locked_store
 from ._records import LedgerRecord, event_from_json, event_to_json
 from ._ledger_reports import _LedgerReports
 from .composition import compose_epsilon, flatten_events
@@ -66,6 +67,49 @@ def _rebuild_ledger(path, max_epsilon, delta):
     return PrivacyLedger(max_epsilon=max_epsilon, delta=delta, path=path)
 
 
+#: temporary stores (path=None) -> pid of the process that made them; removed when it exits
+_TEMPORARY_STORES = {}
+#: path -> number of reset() / delete() calls through handles in this process: a handle whose
+#: store was emptied on purpose by a copy of itself (clone, pickle) starts again from it
+_RESETS = {}
+
+
+@atexit.register
+def _remove_temporary_stores():
+    for path, pid in list(_TEMPORARY_STORES.items()):
+        if pid == os.getpid():
+            with suppress(OSError):
+                os.remove(path)
+
+
+def _store_path(path):
+    """``path`` (``~`` expanded) checked for a store: a regular file, or a new file in an existing directory."""
+    try:
+        path = os.path.expanduser(os.fspath(path))
+    except TypeError:
+        raise TypeError(f"path must be a str, os.PathLike or None, got {type(path).__name__}.") from None
+    if os.path.exists(path):
+        if not os.path.isfile(path):
+            raise ValueError(f"path={path!r} is not a regular file (a directory, device or pipe cannot hold a "
+                             "ledger: what is written there could not be read back).")
+    else:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise ValueError(f"path={path!r}: the directory {parent!r} does not exist.")
+        with suppress(OSError):  # unwritable location: reads as empty, writes raise
+            open(path, "a", encoding="utf-8").close()
+    return path
+
+
+def _store_of(path):
+    """A StoreCache pinned to the file now at ``path`` (``None`` if there is none yet)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return StoreCache(path, (st.st_dev, st.st_ino))
+
+
 class PrivacyLedger(_LedgerReports):
     """A privacy budget ledger shared by every copy of itself.
 
@@ -90,9 +134,10 @@ class PrivacyLedger(_LedgerReports):
         fit checked as a generic (epsilon_i, delta_i) release spends delta_i of it
         outright -- for such fits choose it well above the sum of their deltas.
     path : str or os.PathLike or None, default=None
-        Store file (JSON lines). An existing store is continued; a read-only one
-        can be read and raises ``PermissionError`` only when written. ``None``: a
-        temporary file, not deleted automatically (see :meth:`delete`).
+        Store file (JSON lines; ``~`` is expanded). An existing store is continued; a
+        read-only one can be read and raises ``PermissionError`` only when written.
+        ``None``: a temporary file, removed when the process that created it exits
+        (copies in other processes, e.g. joblib workers, write to it until then).
 
     Attributes
     ----------
@@ -104,7 +149,14 @@ class PrivacyLedger(_LedgerReports):
     Raises
     ------
     ValueError
-        If ``max_epsilon`` is not None or a number > 0, or ``delta`` is not in [0, 1).
+        If ``max_epsilon`` is not None or a number > 0, ``delta`` is not in [0, 1), or
+        ``path`` is not a regular file (a directory, ``/dev/null``) or is in a missing
+        directory. Later, for a store line outside the schema or its limits.
+    RuntimeError
+        From any method, once the store this handle has used was deleted, replaced,
+        truncated or rewritten by someone else: its history is gone, so the handle
+        fails closed instead of starting again from zero. ``reset()`` and ``delete()``
+        through the handle itself stay allowed.
 
     Notes
     -----
@@ -113,9 +165,11 @@ class PrivacyLedger(_LedgerReports):
     (local file systems), so concurrent processes cannot both slip under the cap.
     Each line is parsed against a closed JSON schema (``dp_sklearn._event_json``):
     anything else raises ``ValueError`` naming file and line, and nothing in a store
-    is executed, imported or unpickled. A handle parses only the bytes appended
-    since it last read and keeps the running composition. The store holds events,
-    labels and timestamps only -- no data.
+    is executed, imported or unpickled. The work one line can demand is bounded, and a
+    last line torn by a writer that died mid-write is settled without under-counting
+    (``docs/privacy.md``, P7). A handle parses only the bytes appended since it last
+    read and keeps the running composition. The store holds events, labels and
+    timestamps only -- no data.
 
     See Also
     --------
@@ -139,18 +193,18 @@ class PrivacyLedger(_LedgerReports):
         if path is None:
             fd, path = tempfile.mkstemp(prefix="dp_sklearn_ledger_", suffix=".jsonl")
             os.close(fd)
+            _TEMPORARY_STORES[os.path.abspath(path)] = os.getpid()
         else:
-            path = os.fspath(path)
-            if not os.path.exists(path):
-                with suppress(OSError):  # unwritable location: reads as empty, writes raise
-                    open(path, "a", encoding="utf-8").close()
+            path = _store_path(path)
         self.path = os.path.abspath(path)
         self.max_epsilon = max_epsilon
         self.delta = delta
         self._pending = {}  # thread id -> reservation ids made through this handle, oldest first
         self._mutex = threading.RLock()
         self._projected = None  # RunningComposition projected by the last check
-        self._store = None  # StoreCache: lines parsed so far and their running composition
+        # StoreCache: the file (inode) this handle uses, the lines parsed so far and their composition
+        self._store = _store_of(self.path)
+        self._resets = _RESETS.get(self.path, 0)
         self._eps_cache = {}
 
     def __deepcopy__(self, memo):
@@ -174,6 +228,9 @@ class PrivacyLedger(_LedgerReports):
     @contextmanager
     def _locked(self, write):
         """The store, locked and synced: yields ``(file or None, StoreCache)``."""
+        with self._mutex:
+            if self._resets != _RESETS.get(self.path, 0):  # reset or deleted through a copy of this handle
+                self._resets, self._store, self._projected = _RESETS.get(self.path, 0), None, None
         with self._mutex, locked_store(self.path, self._store, write) as (fh, store):
             self._store, proj = store, self._projected
             if proj is not None and (proj.digest, proj.n_events) == (store.state.digest, store.state.n_events):
@@ -334,19 +391,34 @@ class PrivacyLedger(_LedgerReports):
         return len(ids)
 
     def reset(self):
-        """Erase every record and reservation in the store (for every handle)."""
+        """Erase every record and reservation in the store.
+
+        This handle and its copies in this process go on from the empty store; handles in
+        other processes that had read it raise ``RuntimeError`` (their history is gone).
+        """
         with self._locked(write=True) as (fh, _):
             fh.truncate(0)
             fh.flush()
             self._pending.clear()
-            self._store = None
+            self._forget()
 
     def delete(self):
-        """Remove the store file. Handles to it become unusable until a record recreates it."""
+        """Remove the store file. Handles to it become unusable until a record recreates it.
+
+        Handles in this process (this one and its copies) go on from the deleted store (the
+        next write starts a new, empty one); handles in other processes raise ``RuntimeError``
+        (their history is gone), as after :meth:`reset`.
+        """
         with self._mutex:
             with suppress(FileNotFoundError):
                 os.remove(self.path)
-            self._store = None
+            _TEMPORARY_STORES.pop(self.path, None)
+            self._forget()
+
+    def _forget(self):
+        """Start again from the store now at ``path`` (after reset or delete), in every handle of this process."""
+        _RESETS[self.path] = self._resets = _RESETS.get(self.path, 0) + 1
+        self._store = None
 
     def __len__(self):  # number of recorded releases
         return len(self.records)
