@@ -321,14 +321,15 @@ def _open(path, cache, write):
 
 
 @contextmanager
-def locked_store(path, cache, write):
+def locked_store(path, cache, write, sync=True):
     """Open and lock the store, bring ``cache`` up to date; yields ``(file or None, StoreCache)``.
 
     ``write=True`` opens it for writing under an exclusive ``fcntl.flock`` and raises a
     ``PermissionError`` naming the store if it cannot be written; ``write=False``
     opens it read-only under a shared lock (a store never read before that is missing
     reads as empty). A torn last line is repaired under the exclusive lock (a reader
-    takes it for that, see :class:`StoreCache`).
+    takes it for that, see :class:`StoreCache`). ``sync=False`` reads nothing and
+    yields ``(file, None)`` (to erase the store).
 
     Raises
     ------
@@ -346,7 +347,7 @@ def locked_store(path, cache, write):
         if fcntl is not None:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
         try:
-            store = StoreCache.synced(cache, fh, path, repair=write)
+            store = StoreCache.synced(cache, fh, path, repair=write) if sync else False
         except _NeedsRepair:
             store = None
         if store is None:  # a reader met a torn line that only a writer can settle
@@ -356,7 +357,7 @@ def locked_store(path, cache, write):
                 yield wfh, store
             return
         try:
-            yield fh, store
+            yield fh, store or None
         finally:
             if fcntl is not None:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -396,7 +396,7 @@ class PrivacyLedger(_LedgerReports):
         This handle and its copies in this process go on from the empty store; handles in
         other processes that had read it raise ``RuntimeError`` (their history is gone).
         """
-        with self._locked(write=True) as (fh, _):
+        with self._mutex, locked_store(self.path, None, True, sync=False) as (fh, _):
             fh.truncate(0)
             fh.flush()
             self._pending.clear()
