@@ -334,10 +334,7 @@ def _pmf_epsilon(pmf, delta, eps_r, delta_r):
     a = 1.0 / (1.0 + math.exp(-eps_r))
 
     def pmf_delta(x):  # delta(x) = inf_mass + sum over losses l > x of p_l (1 - e^(x - l))
-        i = int(np.searchsorted(losses, x, side="right"))
-        if i >= len(losses):
-            return inf_mass
-        # e^x tail_e <= tail_p: in logs, so that x above 709 (a span of hundreds of nats) cannot overflow
+        i = int(np.searchsorted(losses, x, side="right"))  # e^x tail_e in logs: no overflow above x = 709
         return inf_mass + max(0.0, tail_p[i] - (math.exp(x + math.log(tail_e[i])) if tail_e[i] > 0 else 0.0))
 
     def excess(x):  # composed with the (eps_r, delta_r) dominating pair, minus the target

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 
 from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from ._accounting import EpsilonDeltaDpEvent, event_pld, gaussian_epsilon, leaf_pld, pld_epsilon
-from ._event_tree import (UnsupportedCompositionError, _expand, contains_poisson_sampling, flatten_events,
-                          neighboring_relation)
+from ._event_tree import (_PLD_MAX_COUNT, _PLD_MAX_LEAVES, _PLD_MAX_TOTAL_WIDTH, _PLD_MAX_WIDTH,  # noqa: F401
+                          UnsupportedCompositionError, _compose_all, _merged_leaves, _one_gaussian, _pld_width,
+                          _self_composed, contains_poisson_sampling, flatten_events, neighboring_relation)
 
 __all__ = [
     "RunningComposition",
@@ -36,19 +38,6 @@ __all__ = [
 #: are composed separately by a closed form (see RunningComposition.epsilon).
 _WIDE_MU = 10.0
 _WIDE_LAPLACE = 50.0
-#: Bounds on the PLD work of one event (a ledger line may come from anyone, see docs/privacy.md,
-#: P7). A Laplace, Poisson-sampled or generic leaf repeated more than _PLD_MAX_COUNT times (no
-#: dp_sklearn plan takes more than a few thousand steps by default), and every such leaf of an
-#: event with more than _PLD_MAX_LEAVES distinct ones or a PLD wider than _PLD_MAX_WIDTH nats
-#: (the width of a leaf: count / b for Laplace, count * epsilon for generic events, 5 mu for
-#: Gaussian-like ones, so that the single-leaf thresholds above are width 50), is composed by
-#: the closed forms of wide leaves instead: never smaller, computed in constant time.
-_PLD_MAX_COUNT = 2**16
-_PLD_MAX_LEAVES = 32
-_PLD_MAX_WIDTH = 100.0
-#: the same once the events in the PLD span more than this many nats in all (epsilon in the
-#: hundreds), so that memory and time stay linear in the number of events
-_PLD_MAX_TOTAL_WIDTH = 2000.0
 #: shares of the delta left by generic events given to the RDP-only part when it meets PLD-only events
 #: (one share keeps a mixed ledger to two large PLD compositions per check; 0.25 and 0.75 gained <2%)
 _RDP_DELTA_SHARES = (0.5,)
@@ -57,13 +46,11 @@ _RDP_DELTA_SHARES = (0.5,)
 class RunningComposition:
     """The composition of a growing sequence of events, updated one event at a time.
 
-    :meth:`add` costs one PLD composition at most (done lazily) and never revisits
-    earlier events, so a ledger can keep one instance and add only new records. Equal
-    events added before a fold are composed at once by ``self_compose`` and distinct ones
-    by a balanced tree, so folding n events costs time linear in their PLDs' supports.
-    :func:`compose_epsilon` is ``RunningComposition().add(*events).epsilon(delta)``; a
-    state folded event by event and one folded at once agree to the PLD discretization
-    (both are pessimistic: upper bounds).
+    :meth:`add` never revisits earlier events, so a ledger can keep one instance and add
+    only new records. The PLDs are folded lazily: equal events by one ``self_compose``,
+    distinct ones by a balanced tree (time linear in their supports). :func:`compose_epsilon`
+    is ``RunningComposition().add(*events).epsilon(delta)``; states folded in different
+    steps agree to the PLD discretization (both pessimistic: upper bounds).
 
     Attributes
     ----------
@@ -132,22 +119,14 @@ class RunningComposition:
         for event in events:
             if not isinstance(event, dp_event.DpEvent):
                 raise TypeError(f"events must be dp_accounting DpEvents, got {type(event).__name__}.")
-            pairs, self._leaves = [], []
-            _expand(event, 1, pairs)
-            merged = {}  # equal leaves of one event: one leaf with the summed count
-            for leaf, count in pairs:
-                merged.setdefault(repr(leaf), [leaf, 0])[1] += count
-            width = _pld_width(merged.values())
+            pairs, self._leaves = _merged_leaves(event), []
+            width = _pld_width(pairs)
             wide = width > _PLD_MAX_WIDTH or self.pld_width + width > _PLD_MAX_TOTAL_WIDTH
             self.pld_width += 0.0 if wide else width
-            for leaf, count in merged.values():
+            for leaf, count in pairs:
                 self._add_leaf(leaf, count, wide)
-            gauss = [leaf for leaf in self._leaves if leaf[0] == "gauss"]
-            if len(gauss) > 1:  # Gaussians compose into one Gaussian exactly (Dong, Roth & Su 2019)
-                mu2 = sum(count / z**2 for _, z, count in gauss)
-                self._leaves = [leaf for leaf in self._leaves if leaf[0] != "gauss"] + [("gauss", mu2**-0.5, 1)]
             if self._leaves:  # one PLD per event, so that each event costs one large composition
-                self._unfolded.append(tuple(self._leaves))
+                self._unfolded.append(_one_gaussian(self._leaves))
             self.n_events += 1
             self.digest = hashlib.sha1((self.digest + repr(event)).encode("utf-8")).hexdigest()
         return self
@@ -240,12 +219,8 @@ class RunningComposition:
             ``None`` when there is no such leaf.
         """
         if self._unfolded:
-            groups = {}  # equal events fold into one self-composition (dp_accounting's FFT power)
-            for leaves in self._unfolded:
-                groups[leaves] = groups.get(leaves, 0) + 1
-            full, strict_parts = [] if self._pld is None else [self._pld], [] if self._pld_strict is None else [
-                self._pld_strict]
-            for leaves, m in groups.items():
+            full, strict_parts = [p for p in (self._pld,) if p], [p for p in (self._pld_strict,) if p]
+            for leaves, m in Counter(self._unfolded).items():  # equal events: one self-composition
                 full.append(_self_composed(event_pld(leaves), m))
                 only = tuple(leaf for leaf in leaves if leaf[0] in ("poisson", "generic"))
                 if only:
@@ -323,38 +298,6 @@ class RunningComposition:
             wide += gaussian_epsilon(math.sqrt(self.wide_mu2), delta)
         eps = wide + self._narrow_epsilon(delta)
         return min(eps, self.pure_epsilon) if self.all_pure else eps
-
-
-def _width(leaf, count):
-    """The span in nats of the PLD of ``count`` compositions of ``leaf`` (see ``_PLD_MAX_WIDTH``)."""
-    if isinstance(leaf, dp_event.LaplaceDpEvent):
-        return count / leaf.noise_multiplier if leaf.noise_multiplier else math.inf
-    if isinstance(leaf, EpsilonDeltaDpEvent):
-        return count * leaf.epsilon
-    z = leaf.event.noise_multiplier  # PoissonSampledDpEvent
-    return 10.0 * math.sqrt(count) / z if z else math.inf
-
-
-def _pld_width(pairs):
-    """The span of one event's Laplace, Poisson-sampled and generic leaves (``inf``: too many or repeated)."""
-    pld = [(leaf, count) for leaf, count in pairs
-           if isinstance(leaf, (dp_event.LaplaceDpEvent, EpsilonDeltaDpEvent, dp_event.PoissonSampledDpEvent))]
-    if len(pld) > _PLD_MAX_LEAVES or any(count > _PLD_MAX_COUNT for _, count in pld):
-        return math.inf
-    return sum(_width(leaf, count) for leaf, count in pld)
-
-
-def _self_composed(pld, m):
-    return pld.self_compose(m) if m > 1 else pld
-
-
-def _compose_all(plds):
-    """The composition of ``plds`` by pairs (a balanced tree: linear in their total support)."""
-    if not plds:
-        return None
-    while len(plds) > 1:
-        plds = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i] for i in range(0, len(plds), 2)]
-    return plds[0]
 
 
 def compose_epsilon(events, delta: float) -> float:

@@ -8,10 +8,8 @@ are re-exported here.
 
 from __future__ import annotations
 
-import atexit
 import math
 import os
-import tempfile
 import threading
 import time
 import uuid
@@ -21,7 +19,8 @@ from contextlib import contextmanager, suppress
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import StoreCache, _delta, _epsilon, append_line, dump_line, encode_event, locked_store
+from ._event_json import (_delta, _epsilon, append_line, dump_line, encode_event, forget_temporary_store, locked_store,
+                          pinned_cache, store_path, temporary_store)
 from ._records import LedgerRecord, event_from_json, event_to_json
 from ._ledger_reports import _LedgerReports
 from .composition import compose_epsilon, flatten_events
@@ -67,47 +66,9 @@ def _rebuild_ledger(path, max_epsilon, delta):
     return PrivacyLedger(max_epsilon=max_epsilon, delta=delta, path=path)
 
 
-#: temporary stores (path=None) -> pid of the process that made them; removed when it exits
-_TEMPORARY_STORES = {}
 #: path -> number of reset() / delete() calls through handles in this process: a handle whose
 #: store was emptied on purpose by a copy of itself (clone, pickle) starts again from it
 _RESETS = {}
-
-
-@atexit.register
-def _remove_temporary_stores():
-    for path, pid in list(_TEMPORARY_STORES.items()):
-        if pid == os.getpid():
-            with suppress(OSError):
-                os.remove(path)
-
-
-def _store_path(path):
-    """``path`` (``~`` expanded) checked for a store: a regular file, or a new file in an existing directory."""
-    try:
-        path = os.path.expanduser(os.fspath(path))
-    except TypeError:
-        raise TypeError(f"path must be a str, os.PathLike or None, got {type(path).__name__}.") from None
-    if os.path.exists(path):
-        if not os.path.isfile(path):
-            raise ValueError(f"path={path!r} is not a regular file (a directory, device or pipe cannot hold a "
-                             "ledger: what is written there could not be read back).")
-    else:
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise ValueError(f"path={path!r}: the directory {parent!r} does not exist.")
-        with suppress(OSError):  # unwritable location: reads as empty, writes raise
-            open(path, "a", encoding="utf-8").close()
-    return path
-
-
-def _store_of(path):
-    """A StoreCache pinned to the file now at ``path`` (``None`` if there is none yet)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return StoreCache(path, (st.st_dev, st.st_ino))
 
 
 class PrivacyLedger(_LedgerReports):
@@ -191,11 +152,9 @@ class PrivacyLedger(_LedgerReports):
             max_epsilon = _epsilon(max_epsilon, "max_epsilon")
         delta = _delta(delta, "delta")
         if path is None:
-            fd, path = tempfile.mkstemp(prefix="dp_sklearn_ledger_", suffix=".jsonl")
-            os.close(fd)
-            _TEMPORARY_STORES[os.path.abspath(path)] = os.getpid()
+            path = temporary_store()
         else:
-            path = _store_path(path)
+            path = store_path(path)
         self.path = os.path.abspath(path)
         self.max_epsilon = max_epsilon
         self.delta = delta
@@ -203,7 +162,7 @@ class PrivacyLedger(_LedgerReports):
         self._mutex = threading.RLock()
         self._projected = None  # RunningComposition projected by the last check
         # StoreCache: the file (inode) this handle uses, the lines parsed so far and their composition
-        self._store = _store_of(self.path)
+        self._store = pinned_cache(self.path)
         self._resets = _RESETS.get(self.path, 0)
         self._eps_cache = {}
 
@@ -412,7 +371,7 @@ class PrivacyLedger(_LedgerReports):
         with self._mutex:
             with suppress(FileNotFoundError):
                 os.remove(self.path)
-            _TEMPORARY_STORES.pop(self.path, None)
+            forget_temporary_store(self.path)
             self._forget()
 
     def _forget(self):
