@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "dp_sklearn"
+import dp_sklearn
+
+PACKAGE = Path(dp_sklearn.__file__).resolve().parent  # the package under test (a checkout or the installed wheel)
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80  # code lines, after the docstring
 #: the only mechanism allowed to use another one: two-stage runs objective perturbation
