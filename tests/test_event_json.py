@@ -97,7 +97,7 @@ def test_an_event_with_many_distinct_leaves_is_bounded(tmp_path, pld_work):
 
 
 def test_reading_many_equal_events_is_linear(tmp_path, pld_work):
-    n = 20_000
+    n = 5_000
     path = _store(tmp_path, *[_line(_laplace(100.0), rid=f"r{i}") for i in range(n)])
     led = PrivacyLedger(path=path, delta=DELTA)
     total = led.total_epsilon()

@@ -401,19 +401,16 @@ def test_temporary_store_is_removed_when_its_process_exits(tmp_path):
 
     import dp_sklearn
 
+    kept = tmp_path / "kept.jsonl"  # a store at a path the user chose stays
     code = ("from dp_accounting import dp_event; from dp_sklearn import PrivacyLedger; "
             "led = PrivacyLedger(); led.record(dp_event.LaplaceDpEvent(1.0)); "
-            "print(led.path); print(PrivacyLedger(path=led.path).path)")
+            f"print(led.path); print(PrivacyLedger(path=led.path).path); PrivacyLedger(path={str(kept)!r})")
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(dp_sklearn.__file__)),
            "TMPDIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     path = out.stdout.split()[0]
     assert os.path.basename(path).startswith("dp_sklearn_ledger_") and os.path.dirname(path) == str(tmp_path)
-    assert not os.path.exists(path)
-    kept = tmp_path / "kept.jsonl"  # a store at a path the user chose stays
-    code = f"from dp_sklearn import PrivacyLedger; PrivacyLedger(path={str(kept)!r})"
-    subprocess.run([sys.executable, "-c", code], env=env, check=True)
-    assert kept.exists()
+    assert not os.path.exists(path) and kept.exists()
 
 
 # ---------------------------------------------------------------------------
