@@ -105,7 +105,7 @@ def test_reading_many_equal_events_is_linear(tmp_path, pld_work):
     assert pld_work["self_compose"] == [n] and pld_work["compose"] == 0 and pld_work["leaves"] == 1
     direct = pld_lib.from_laplace_mechanism(100.0, value_discretization_interval=1e-3).self_compose(n)
     assert total == pytest.approx(direct.get_epsilon_for_delta(DELTA), rel=1e-9)
-    assert len(led) == n and total < 0.05 * n / 100.0
+    assert len(led) == n and total < 0.1 * n / 100.0  # far below basic composition
 
 
 def test_distinct_events_fold_by_a_tree(pld_work):
