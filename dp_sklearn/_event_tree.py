@@ -39,11 +39,11 @@ class UnsupportedCompositionError(UnsupportedEventError, ValueError):
 #: P7). A Laplace, Poisson-sampled or generic leaf repeated more than _PLD_MAX_COUNT times (no
 #: default plan takes more than a few thousand steps), every such leaf of an event with more
 #: than _PLD_MAX_LEAVES distinct ones or wider than _PLD_MAX_WIDTH nats (count / b for Laplace,
-#: count * epsilon for generic events, 5 mu for Poisson-sampled ones), and events arriving once
+#: count * epsilon for generic events, 10 mu for Poisson-sampled ones), and events arriving once
 #: the PLD spans _PLD_MAX_TOTAL_WIDTH nats are composed by the closed forms of wide leaves in
 #: dp_sklearn.composition: never smaller, in constant time.
 _PLD_MAX_COUNT = 2**16
-_PLD_MAX_LEAVES = 32
+_PLD_MAX_LEAVES = 8
 _PLD_MAX_WIDTH = 100.0
 _PLD_MAX_TOTAL_WIDTH = 2000.0
 
@@ -184,7 +184,7 @@ def _width(leaf, count):
     if isinstance(leaf, EpsilonDeltaDpEvent):
         return count * leaf.epsilon
     z = leaf.event.noise_multiplier  # PoissonSampledDpEvent
-    return 10.0 * math.sqrt(count) / z if z else math.inf
+    return 20.0 * math.sqrt(count) / z if z else math.inf  # 10 mu: its PLD costs more per nat
 
 
 def _pld_width(pairs):
@@ -226,3 +226,9 @@ def _one_gaussian(leaves):
         return tuple(leaves)
     mu2 = sum(count / z**2 for _, z, count in gauss)
     return tuple(leaf for leaf in leaves if leaf[0] != "gauss") + (("gauss", mu2**-0.5, 1),)
+
+
+def _gaussian_mu(pairs):
+    """mu = sqrt(sum count / z^2) of the Gaussian leaves among (leaf, count) ``pairs`` (z = 0 left out)."""
+    return math.sqrt(sum(count / leaf.noise_multiplier**2 for leaf, count in pairs
+                         if isinstance(leaf, dp_event.GaussianDpEvent) and leaf.noise_multiplier))

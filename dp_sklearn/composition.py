@@ -20,8 +20,8 @@ from dp_accounting.rdp import RdpAccountant
 
 from ._accounting import EpsilonDeltaDpEvent, event_pld, gaussian_epsilon, leaf_pld, pld_epsilon
 from ._event_tree import (_PLD_MAX_COUNT, _PLD_MAX_LEAVES, _PLD_MAX_TOTAL_WIDTH, _PLD_MAX_WIDTH,  # noqa: F401
-                          UnsupportedCompositionError, _compose_all, _merged_leaves, _one_gaussian, _pld_width,
-                          _self_composed, contains_poisson_sampling, flatten_events, neighboring_relation)
+                          UnsupportedCompositionError, _compose_all, _gaussian_mu, _merged_leaves, _one_gaussian,
+                          _pld_width, _self_composed, contains_poisson_sampling, flatten_events, neighboring_relation)
 
 __all__ = [
     "RunningComposition",
@@ -120,11 +120,11 @@ class RunningComposition:
             if not isinstance(event, dp_event.DpEvent):
                 raise TypeError(f"events must be dp_accounting DpEvents, got {type(event).__name__}.")
             pairs, self._leaves = _merged_leaves(event), []
-            width = _pld_width(pairs)
+            width, gauss_wide = _pld_width(pairs), _gaussian_mu(pairs) > _WIDE_MU
             wide = width > _PLD_MAX_WIDTH or self.pld_width + width > _PLD_MAX_TOTAL_WIDTH
             self.pld_width += 0.0 if wide else width
             for leaf, count in pairs:
-                self._add_leaf(leaf, count, wide)
+                self._add_leaf(leaf, count, gauss_wide if isinstance(leaf, dp_event.GaussianDpEvent) else wide)
             if self._leaves:  # one PLD per event, so that each event costs one large composition
                 self._unfolded.append(_one_gaussian(self._leaves))
             self.n_events += 1
@@ -138,7 +138,7 @@ class RunningComposition:
             self.all_pure = False
             if ev.noise_multiplier == 0:
                 self.nonprivate = True
-            elif math.sqrt(c) / ev.noise_multiplier > _WIDE_MU:
+            elif wide or math.sqrt(c) / ev.noise_multiplier > _WIDE_MU:
                 self.wide_mu2 += c / float(ev.noise_multiplier) ** 2
             else:
                 self.mu2 += c / float(ev.noise_multiplier) ** 2

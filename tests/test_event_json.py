@@ -91,9 +91,10 @@ def test_an_event_with_many_distinct_leaves_is_bounded(tmp_path, pld_work):
     total = PrivacyLedger(path=path, delta=DELTA).total_epsilon()
     assert total == pytest.approx(sum(1 / (1000.0 + i) for i in range(1000)), rel=1e-12)  # basic composition
     assert pld_work["leaves"] == 0
-    # below the bound, the same leaves go through the PLD (tighter than their sum)
+    # at the bound, the leaves go through the PLD (one Laplace PLD each)
     few = [dp_event.LaplaceDpEvent(10.0 + i) for i in range(_PLD_MAX_LEAVES)]
-    assert compose_epsilon([dp_event.ComposedDpEvent(few)], DELTA) < 0.8 * sum(1 / (10.0 + i) for i in range(32))
+    assert compose_epsilon([dp_event.ComposedDpEvent(few)], DELTA) < sum(1 / ev.noise_multiplier for ev in few)
+    assert pld_work["leaves"] == _PLD_MAX_LEAVES
 
 
 def test_reading_many_equal_events_is_linear(tmp_path, pld_work):
