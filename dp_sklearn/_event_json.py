@@ -1,111 +1,245 @@
-"""The ledger store: JSON lines of records, locked, read incrementally, checked for identity.
+"""A closed JSON schema for the events dp_sklearn emits and the ledger store's records.
 
-Each line is a record of the closed schema of :mod:`dp_sklearn._event_schema` (whose
-names are re-exported here). :class:`StoreCache` parses only the bytes appended since it
-last read, settles a torn last line (a writer that stopped mid-write) without
-under-counting, and refuses to go on when the file it has read is deleted, replaced,
-truncated or rewritten (``docs/privacy.md``, P7).
+A ledger store is data that may come from elsewhere: each event is a JSON object
+``{"type": <name>, <field>: <value>, ...}`` whose type comes from a fixed table and
+whose fields are checked for type and range. No pickle, no ``eval``, no lookup of a
+class or module by name; dp_sklearn 0.1's lines (``{"__event__":
+"dp_accounting.dp_event:GaussianDpEvent", "fields": {...}}``) are read through the
+same table by exact name. Anything else raises ``ValueError``; writing goes through
+the same checks.
+
+The work a line can demand is bounded (``docs/privacy.md``, P7): at most ``_MAX_LINE``
+bytes, ``_MAX_NODES`` event objects nested at most ``_MAX_DEPTH`` deep, and a product of
+``self_composed`` counts along any path of at most ``_MAX_COUNT``. The store itself (files,
+locks, incremental reading, torn lines, identity) is :mod:`dp_sklearn._store`.
 """
 
 from __future__ import annotations
 
-import atexit
 import json
+import math
+import numbers
 import os
-import re
-import tempfile
-import time
-import uuid
-from contextlib import contextmanager, suppress
+from functools import partial
 
-from ._event_schema import (  # noqa: F401 (re-exported: the store format's public face)
-    _MAX_LINE,
-    _RECORD_KEYS,
-    _delta,
-    _epsilon,
-    decode_event,
-    decode_record,
-    encode_event,
-    loads,
-)
-from .composition import RunningComposition
+from dp_accounting import dp_event
 
-try:  # POSIX advisory locks; on other platforms appends are still single writes.
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+from ._accounting import EpsilonDeltaDpEvent
 
-__all__ = [
-    "StoreCache", "append_line", "decode_event", "decode_record", "dump_line", "encode_event",
-    "forget_temporary_store", "loads", "locked_store", "pinned_cache", "store_path", "temporary_store",
-]
+__all__ = ["append_line", "decode_event", "decode_record", "dump_line", "encode_event", "loads"]
 
-# ---------------------------------------------------------------------------
-# Store files: the path, temporary stores
-# ---------------------------------------------------------------------------
-#: temporary stores (path=None) -> pid of the process that made them; removed when it exits
-_TEMPORARY_STORES = {}
+#: Bounds on one store line. dp_sklearn writes events nested at most about 8 deep, with at
+#: most a few thousand event objects (a search over a large grid) in lines well below 1 MiB,
+#: and counts below 2**53 (where floats stop being exact integers).
+_MAX_DEPTH = 32
+_MAX_COUNT = 2**53
+_MAX_NODES = 2**14
+_MAX_LINE = 2**22
 
 
-def temporary_store():
-    """A new temporary store file, removed when this process exits."""
-    fd, path = tempfile.mkstemp(prefix="dp_sklearn_ledger_", suffix=".jsonl")
-    os.close(fd)
-    _TEMPORARY_STORES[os.path.abspath(path)] = os.getpid()
-    return path
+def _number(value, where, *, low=0.0, high=math.inf, low_open=False, high_open=False, allow_inf=False):
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+        raise ValueError(f"{where} must be a number, got {value!r}.")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"{where} must be a finite number, got {value!r}.")
+    if value < low or (low_open and value == low) or value > high or (high_open and value == high):
+        lo, hi = "(" if low_open else "[", ")" if high_open or high == math.inf else "]"
+        raise ValueError(f"{where} must be in {lo}{low:g}, {high:g}{hi}, got {value!r}.")
+    return value
 
 
-def forget_temporary_store(path):
-    """Do not remove ``path`` at exit (it was deleted)."""
-    _TEMPORARY_STORES.pop(path, None)
+def _count(value, where):
+    if (type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral))) or not (
+            0 <= value <= _MAX_COUNT):
+        raise ValueError(f"{where} must be an integer in [0, 2**53], got {value!r}.")
+    return int(value)
 
 
-@atexit.register
-def _remove_temporary_stores():
-    for path, pid in list(_TEMPORARY_STORES.items()):
-        if pid == os.getpid():
-            with suppress(OSError):
-                os.remove(path)
+_nonneg = _number
+_probability = partial(_number, high=1.0)
+_delta = partial(_number, high=1.0, high_open=True)
+_epsilon = partial(_number, low_open=True, allow_inf=True)
+_shape = partial(_number, allow_inf=True)
 
 
-def store_path(path):
-    """``path`` (``~`` expanded) checked for a store: a regular file, or a new file in an existing directory."""
-    try:
-        path = os.path.expanduser(os.fspath(path))
-    except TypeError:
-        raise TypeError(f"path must be a str, os.PathLike or None, got {type(path).__name__}.") from None
-    if os.path.exists(path):
-        if not os.path.isfile(path):
-            raise ValueError(f"path={path!r} is not a regular file (a directory, device or pipe cannot hold a "
-                             "ledger: what is written there could not be read back).")
+#: type name -> (event class, ((field, validator), ...)); "event" / "events" are nested events
+_SCHEMA = {
+    "gaussian": (dp_event.GaussianDpEvent, (("noise_multiplier", _nonneg),)),
+    "laplace": (dp_event.LaplaceDpEvent, (("noise_multiplier", _nonneg),)),
+    "poisson_sampled": (dp_event.PoissonSampledDpEvent, (("sampling_probability", _probability), ("event", None))),
+    "self_composed": (dp_event.SelfComposedDpEvent, (("event", None), ("count", _count))),
+    "composed": (dp_event.ComposedDpEvent, (("events", None),)),
+    "zcdp": (dp_event.ZCDpEvent, (("rho", _nonneg), ("xi", _nonneg))),
+    "repeat_and_select": (dp_event.RepeatAndSelectDpEvent, (("event", None), ("mean", _nonneg), ("shape", _shape))),
+    "epsilon_delta": (EpsilonDeltaDpEvent, (("epsilon", _epsilon), ("delta", _delta))),
+    "non_private": (dp_event.NonPrivateDpEvent, ()),
+    "no_op": (dp_event.NoOpDpEvent, ()),
+}
+_TYPE_OF_CLASS = {cls: name for name, (cls, _) in _SCHEMA.items()}
+#: the exact class names that dp_sklearn 0.1 wrote (read only)
+_LEGACY = {
+    "dp_accounting.dp_event:GaussianDpEvent": "gaussian",
+    "dp_accounting.dp_event:LaplaceDpEvent": "laplace",
+    "dp_accounting.dp_event:PoissonSampledDpEvent": "poisson_sampled",
+    "dp_accounting.dp_event:SelfComposedDpEvent": "self_composed",
+    "dp_accounting.dp_event:ComposedDpEvent": "composed",
+    "dp_accounting.dp_event:ZCDpEvent": "zcdp",
+    "dp_accounting.dp_event:RepeatAndSelectDpEvent": "repeat_and_select",
+    "dp_sklearn._accounting:EpsilonDeltaDpEvent": "epsilon_delta",
+    "dp_accounting.dp_event:NonPrivateDpEvent": "non_private",
+    "dp_accounting.dp_event:NoOpDpEvent": "no_op",
+}
+
+
+def encode_event(event):
+    """The schema's JSON object (a dict) for ``event``; ``ValueError`` for a type outside the schema."""
+    name = _TYPE_OF_CLASS.get(type(event))
+    if name is None:
+        raise ValueError(f"cannot store a {type(event).__name__} in a ledger: dp_sklearn stores only "
+                         f"{', '.join(sorted(_SCHEMA))} events.")
+    out = {"type": name}
+    for field, check in _SCHEMA[name][1]:
+        value = getattr(event, field)
+        if field == "event":
+            value = encode_event(value)
+        elif field == "events":
+            value = [encode_event(e) for e in value]
+        elif check is _count:
+            value = int(value)
+        else:
+            value = float(value)
+        out[field] = value
+    return out
+
+
+def decode_event(obj, where="event", _depth=0, _budget=None, _multiplicity=1):
+    """The event for the schema object ``obj``; ``ValueError`` naming the offending part otherwise.
+
+    Refuses more than ``_MAX_NODES`` event objects, nesting deeper than ``_MAX_DEPTH`` and
+    a product of ``self_composed`` counts above ``_MAX_COUNT`` along any path.
+    """
+    budget = [_MAX_NODES] if _budget is None else _budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"{where}: more than {_MAX_NODES} events in one event.")
+    if _depth > _MAX_DEPTH:
+        raise ValueError(f"{where}: events nested deeper than {_MAX_DEPTH} levels.")
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where} must be a JSON object, got {type(obj).__name__}.")
+    if "__event__" in obj and set(obj) == {"__event__", "fields"}:
+        name, fields = _LEGACY.get(obj["__event__"]) if isinstance(obj["__event__"], str) else None, obj["fields"]
+        if name is None:
+            raise ValueError(f"{where}: unknown event class {obj['__event__']!r}.")
+        if not isinstance(fields, dict):
+            raise ValueError(f"{where}.fields must be a JSON object.")
     else:
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise ValueError(f"path={path!r}: the directory {parent!r} does not exist.")
-        with suppress(OSError):  # unwritable location: reads as empty, writes raise
-            open(path, "a", encoding="utf-8").close()
-    return path
+        name, fields = obj.get("type"), {k: v for k, v in obj.items() if k != "type"}
+        if not isinstance(name, str) or name not in _SCHEMA:
+            raise ValueError(f"{where}: unknown or missing event type {name!r} (expected one of "
+                             f"{', '.join(sorted(_SCHEMA))}).")
+    cls, spec = _SCHEMA[name]
+    expected = [f for f, _ in spec]
+    if sorted(fields) != sorted(expected):
+        raise ValueError(f"{where}: a {name} event has exactly the fields {expected}, got {sorted(fields)}.")
+    kwargs = {}
+    if name == "self_composed":
+        kwargs["count"] = _count(fields["count"], f"{where}.count")
+        _multiplicity *= kwargs["count"]
+        if _multiplicity > _MAX_COUNT:
+            raise ValueError(f"{where}.count: the nested self_composed counts multiply to more than 2**53.")
+    for field, check in spec:
+        value, here = fields[field], f"{where}.{field}"
+        if field == "event":
+            kwargs[field] = decode_event(value, here, _depth + 1, budget, _multiplicity)
+        elif field == "events":
+            if not isinstance(value, list):
+                raise ValueError(f"{here} must be a JSON array.")
+            kwargs[field] = [decode_event(v, f"{here}[{i}]", _depth + 1, budget, _multiplicity)
+                             for i, v in enumerate(value)]
+        elif field not in kwargs:
+            kwargs[field] = check(value, here)
+    return cls(**kwargs)
 
 
-def pinned_cache(path):
-    """A StoreCache pinned to the file now at ``path`` (``None`` if there is none yet)."""
+def _constant(name):
+    if name == "Infinity":
+        return math.inf
+    raise ValueError(f"{name} is not allowed.")
+
+
+def loads(text):
+    """``json.loads`` accepting ``Infinity``, refusing ``NaN`` and ``-Infinity`` (``ValueError``)."""
     try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return StoreCache(path, (st.st_dev, st.st_ino))
+        return json.loads(text, parse_constant=_constant)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply.") from None
 
 
-# ---------------------------------------------------------------------------
-# The store: JSON lines, read incrementally
-# ---------------------------------------------------------------------------
-_TAIL = 64
-#: keys written first, so that a torn line still tells what it was (see StoreCache)
+_STR_OR_NONE = (str, type(None))
+#: line kind -> {key: check}; a line has exactly these keys
+_RECORD_KEYS = {
+    "event": ("id", "label", "epsilon", "delta", "event", "time", "pid", "reservation"),
+    "reserve": ("id", "label", "epsilon", "delta", "event", "time", "pid"),
+    "release": ("id", "time", "pid"),
+}
+
+
+def decode_record(obj):
+    """Check one parsed ledger store line and decode its event.
+
+    Parameters
+    ----------
+    obj : object
+        The parsed JSON line.
+
+    Returns
+    -------
+    record : dict
+        The line's fields, with ``"event"`` decoded to a ``DpEvent``.
+
+    Raises
+    ------
+    ValueError
+        If the line is not a ledger record (closed set of keys, types and ranges).
+    """
+    if not isinstance(obj, dict) or obj.get("kind") not in _RECORD_KEYS:
+        raise ValueError("not a PrivacyLedger record (expected an object with kind event, reserve or release).")
+    keys = _RECORD_KEYS[obj["kind"]]
+    if len(obj) != len(keys) + 1 or not all(k in obj for k in keys):
+        raise ValueError(f"a {obj['kind']!r} record has exactly the keys {sorted(keys + ('kind',))}, "
+                         f"got {sorted(obj)}.")
+    out = dict(obj)
+    for key in ("id", "label", "reservation"):
+        if key in obj and not isinstance(obj[key], str if key == "id" else _STR_OR_NONE):
+            raise ValueError(f"{key} must be a string{'' if key == 'id' else ' or null'}, got {obj[key]!r}.")
+    _number(obj["time"], "time", allow_inf=False)
+    _count(obj["pid"], "pid")
+    for key, check in (("epsilon", _epsilon), ("delta", _delta)):
+        if key in obj and (obj[key] is not None or obj["kind"] == "reserve"):
+            out[key] = check(obj[key], key)
+    if "event" in obj:
+        out["event"] = _decode_cached(obj["event"])
+    return out
+
+
+_DECODED = {}  # repr of a parsed event object -> its decoded event (a ledger repeats a few events)
+
+
+def _decode_cached(obj):
+    key = repr(obj)  # exact: repr tells 1 from 1.0 and True, and round-trips floats
+    event = _DECODED.get(key)
+    if event is None:
+        event = decode_event(obj)
+        if len(key) <= 4096:
+            if len(_DECODED) >= 1024:
+                _DECODED.clear()
+            _DECODED[key] = event
+    return event
+
+
+#: keys written first, so that a torn line still tells what it was (see dp_sklearn._store)
 _FIRST_KEYS = ("kind", "id", "reservation")
-_STRING = rb'"(?:[^"\\]|\\.)*"'
-_TORN_KIND = re.compile(rb'\s*\{"kind": "(event|reserve|release)"')
-_TORN_RESERVATION = re.compile(rb'\s*\{"kind": "event", "id": ' + _STRING + rb', "reservation": (null|' + _STRING
-                               + rb')[,}]')
 
 
 def dump_line(entry):
@@ -132,222 +266,3 @@ def append_line(fh, line):
     fh.seek(0, os.SEEK_END)
     fh.write(line)
     fh.flush()
-
-
-def _changed(path, what):
-    return RuntimeError(
-        f"PrivacyLedger store {path!r} {what} since this handle last read it: the history of releases it "
-        "held is gone, so the cap can no longer be enforced. Nothing was checked or recorded. To start over "
-        "on purpose, call reset() or delete() on this handle (or create a new PrivacyLedger).")
-
-
-def _unwritable(path, exc):
-    return PermissionError(f"PrivacyLedger store {path!r} is not writable here: it can be read (total_epsilon, "
-                           "records, summary) but not written (check under a cap, record, cancel_pending, "
-                           f"reset). ({exc})")
-
-
-def _open(path, cache, write):
-    """The store opened for ``write`` (or reading); ``None`` when a store never seen is missing."""
-    known = cache is not None and cache.ident is not None
-    try:
-        # a store this handle has read must still exist: it is never silently re-created
-        return open(path, ("r+b" if known else "a+b") if write else "rb")
-    except FileNotFoundError:
-        if known:
-            raise _changed(path, "was deleted") from None
-        if write:
-            raise
-        return None
-    except PermissionError as exc:
-        raise _unwritable(path, exc) from exc
-
-
-@contextmanager
-def locked_store(path, cache, write, sync=True):
-    """Open and lock the store, bring ``cache`` up to date; yields ``(file or None, StoreCache)``.
-
-    ``write=True`` opens it for writing under an exclusive ``fcntl.flock`` and raises a
-    ``PermissionError`` naming the store if it cannot be written; ``write=False``
-    opens it read-only under a shared lock (a store never read before that is missing
-    reads as empty). A torn last line is repaired under the exclusive lock (a reader
-    takes it for that, see :class:`StoreCache`). ``sync=False`` reads nothing and
-    yields ``(file, None)`` (to erase the store).
-
-    Raises
-    ------
-    RuntimeError
-        If the store that ``cache`` has read was deleted, replaced, truncated or rewritten.
-    ValueError
-        Naming the file and line, for a line that is not a ledger record, or a torn
-        last line that could hide a release.
-    """
-    fh = _open(path, cache, write)
-    if fh is None:
-        yield None, StoreCache(path)
-        return
-    with fh:
-        if fcntl is not None:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
-        try:
-            store = StoreCache.synced(cache, fh, path, repair=write) if sync else False
-        except _NeedsRepair:
-            store = None
-        if store is None:  # a reader met a torn line that only a writer can settle
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-            with locked_store(path, cache, True) as (wfh, store):
-                yield wfh, store
-            return
-        try:
-            yield fh, store or None
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-class _NeedsRepair(Exception):
-    pass
-
-
-class StoreCache:
-    """The lines of a store parsed so far (up to ``offset`` bytes) and their composition.
-
-    Attributes
-    ----------
-    ident : tuple (st_dev, st_ino) or None
-        The file read; ``None`` until one is seen.
-    records : list of tuple (label, epsilon, delta, event, time, pid)
-    pending : dict
-        Outstanding reservations, id -> decoded reserve record, oldest first.
-    state : dp_sklearn.composition.RunningComposition
-        The recorded events, composed in order.
-
-    Notes
-    -----
-    A torn last line (no newline, not parseable: a writer stopped mid-write; writers hold
-    the exclusive lock while they write, so a reader never sees a live writer's partial
-    line) is settled without under-counting. Torn ``reserve`` and ``release`` lines are
-    ignored and, under the exclusive lock, cut off: the check that wrote a reservation
-    never returned, and a lost release keeps its reservation counted. A torn ``event``
-    line whose reservation is outstanding is replaced by a complete event line recording
-    the reserved event. Any other torn line (an event written without a reservation, or
-    cut before its reservation) could hide a release: every read raises ``ValueError``
-    naming the line until someone removes it or resets the store.
-    """
-
-    def __init__(self, path, ident=None):
-        self.path, self.ident = path, ident
-        self.offset, self.n_lines, self.tail = 0, 0, b""
-        self.records, self.pending, self.state = [], {}, RunningComposition()
-        self.torn = b""  # an unterminated, unparseable last line (not counted in offset)
-        self.open_line = False  # the last line parsed had no newline
-
-    @classmethod
-    def synced(cls, cache, fh, path, repair=False):
-        """``cache`` brought up to date with the locked store ``fh``.
-
-        Only the bytes after ``cache.offset`` are read. A store that ``cache`` has read
-        must be the same file (inode), at least as long, with the same last bytes parsed.
-
-        Raises
-        ------
-        RuntimeError
-            If the file was replaced, truncated or rewritten.
-        ValueError
-            Naming the file and line, for a line that is not a ledger record.
-        """
-        st = os.fstat(fh.fileno())
-        ident = (st.st_dev, st.st_ino)
-        if cache is None or (cache.ident is None and cache.offset == 0):
-            cache = cls(path, ident)
-        if cache.ident != ident:
-            raise _changed(path, "was deleted or replaced by another file")
-        if st.st_size < cache.offset:
-            raise _changed(path, f"was truncated from {cache.offset} to {st.st_size} bytes")
-        if cache.offset:
-            fh.seek(cache.offset - len(cache.tail))
-            if fh.read(len(cache.tail)) != cache.tail:
-                raise _changed(path, "was rewritten")
-        if st.st_size > cache.offset:
-            fh.seek(cache.offset)
-            cache._consume(fh.read(st.st_size - cache.offset))
-        if cache.torn:
-            cache._settle_torn(fh, repair)
-        return cache
-
-    def _consume(self, data):
-        start = 0
-        if self.open_line and data[:1] == b"\n":  # the newline a writer put after an unterminated line
-            start = 1
-        segments = data[start:].split(b"\n")
-        self.torn = b""
-        try:
-            for i, raw in enumerate(segments):
-                last = i == len(segments) - 1
-                if last and not raw:
-                    break
-                where = f"PrivacyLedger store {self.path!r}, line {self.n_lines + 1}"
-                if len(raw) > _MAX_LINE:
-                    raise ValueError(f"{where}: a line longer than {_MAX_LINE} bytes.")
-                if raw.strip():
-                    try:
-                        obj = loads(raw.decode("utf-8"))
-                    except (ValueError, UnicodeDecodeError) as exc:
-                        if last:  # unterminated and unparseable: a torn write
-                            self.torn = raw
-                            break
-                        raise ValueError(f"{where}: {exc}") from None
-                    try:
-                        self._apply(decode_record(obj))
-                    except ValueError as exc:
-                        raise ValueError(f"{where}: {exc}") from None
-                self.n_lines += 1
-                start += len(raw) + (0 if last else 1)
-                self.open_line = last
-        finally:  # the lines before a refused one stay parsed
-            self.offset += start
-            self.tail = (self.tail + data[:start])[-_TAIL:]
-
-    def _settle_torn(self, fh, repair):
-        raw, where = self.torn, f"PrivacyLedger store {self.path!r}, line {self.n_lines + 1}"
-        kind = _TORN_KIND.match(raw)
-        kind = kind and kind.group(1).decode()
-        if kind is None:
-            raise ValueError(f"{where}: an incomplete last line (a writer stopped mid-write) that cannot be "
-                             "identified: it could hide a release. Delete it once you know that none happened, "
-                             "or reset() the store.")
-        if kind == "event":
-            found = _TORN_RESERVATION.match(raw)
-            rid = found and found.group(1) != b"null" and json.loads(found.group(1))
-            if rid not in self.pending:
-                raise ValueError(
-                    f"{where}: an incomplete last line (a writer stopped mid-write) recording a release this "
-                    "reader cannot size, so every total would under-count it. If no release happened (the "
-                    "writing process died before its fit returned), delete that line; otherwise record its "
-                    "event again, or reset() the store.")
-        if fcntl is None or (kind != "event" and not repair):
-            return  # ignored: a lost reservation was never used, a lost release keeps its reservation counted
-        if not repair:
-            raise _NeedsRepair
-        fh.truncate(self.offset)
-        self.torn = b""
-        if kind == "event":  # the reserved event, recorded in full
-            res = self.pending[rid]
-            entry = {k: res.get(k) for k in _RECORD_KEYS["event"]}
-            entry.update(kind="event", id=uuid.uuid4().hex, reservation=rid, time=time.time(),
-                         event=encode_event(res["event"]))
-            line = dump_line(entry)
-            append_line(fh, line)
-            self._consume(line)
-
-    def _apply(self, rec):
-        kind = rec["kind"]
-        if kind == "event":
-            self.state.add(rec["event"])
-            self.records.append((rec["label"], rec["epsilon"], rec["delta"], rec["event"], rec["time"], rec["pid"]))
-            self.pending.pop(rec["reservation"], None)
-        elif kind == "reserve":
-            self.pending[rec["id"]] = rec
-        else:
-            self.pending.pop(rec["id"], None)

@@ -1,7 +1,8 @@
 """Privacy budget ledger: a shared, append-only store of the events fits released.
 
 Layers: :mod:`dp_sklearn._accounting` (calibration) <- :mod:`dp_sklearn.composition`
-<- :mod:`dp_sklearn._event_json` (closed-schema store format) <- this module.
+<- :mod:`dp_sklearn._event_json` (closed-schema store format) <- :mod:`dp_sklearn._store`
+(the store file) <- this module.
 ``compose_epsilon``, ``flatten_events``, ``event_to_json`` and ``event_from_json``
 are re-exported here.
 """
@@ -19,8 +20,8 @@ from contextlib import contextmanager, suppress
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import (_delta, _epsilon, append_line, dump_line, encode_event, forget_temporary_store, locked_store,
-                          pinned_cache, store_path, temporary_store)
+from ._event_json import _delta, _epsilon, append_line, dump_line, encode_event
+from ._store import forget_temporary_store, locked_store, pinned_cache, store_path, temporary_store
 from ._records import LedgerRecord, event_from_json, event_to_json
 from ._ledger_reports import _LedgerReports
 from .composition import compose_epsilon, flatten_events

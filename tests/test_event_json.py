@@ -14,8 +14,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from dp_sklearn import EpsilonDeltaDpEvent
 from dp_sklearn._accounting import leaf_pld, pld_epsilon
-from dp_sklearn._event_json import dump_line, encode_event
-from dp_sklearn._event_schema import _MAX_LINE, _MAX_NODES
+from dp_sklearn._event_json import _MAX_LINE, _MAX_NODES, dump_line, encode_event
 from dp_sklearn.composition import _PLD_MAX_COUNT, _PLD_MAX_LEAVES, compose_epsilon
 from dp_sklearn.ledger import PrivacyLedger
 
