@@ -1,6 +1,7 @@
 """dp_sklearn: differentially private linear models for scikit-learn."""
 
 from ._accounting import EpsilonDeltaDpEvent
+from ._version import get_version as _get_version
 from ._data import ClippingWarning
 from .ledger import BudgetExceededError, PrivacyLedger
 from .linear_model import (
@@ -16,7 +17,7 @@ from .model_selection import DPGridSearchCV
 from .pipeline import PrivatePipeline, budget_split, make_private_pipeline
 from .preprocessing import DPMinMaxScaler, DPStandardScaler
 
-__version__ = "0.1.0"
+__version__ = _get_version()
 
 __all__ = [
     "DPLasso",

@@ -334,8 +334,8 @@ def _pmf_epsilon(pmf, delta, eps_r, delta_r):
     a = 1.0 / (1.0 + math.exp(-eps_r))
 
     def pmf_delta(x):  # delta(x) = inf_mass + sum over losses l > x of p_l (1 - e^(x - l))
-        i = int(np.searchsorted(losses, x, side="right"))
-        return inf_mass + max(0.0, tail_p[i] - math.exp(x) * tail_e[i]) if i < len(losses) else inf_mass
+        i = int(np.searchsorted(losses, x, side="right"))  # e^x tail_e in logs: no overflow above x = 709
+        return inf_mass + max(0.0, tail_p[i] - (math.exp(x + math.log(tail_e[i])) if tail_e[i] > 0 else 0.0))
 
     def excess(x):  # composed with the (eps_r, delta_r) dominating pair, minus the target
         return delta_r + (1.0 - delta_r) * (a * pmf_delta(x - eps_r) + (1.0 - a) * pmf_delta(x + eps_r)) - delta

@@ -1,4 +1,4 @@
-"""A closed JSON schema for the events dp_sklearn emits, and the ledger store's lines.
+"""A closed JSON schema for the events dp_sklearn emits and the ledger store's records.
 
 A ledger store is data that may come from elsewhere: each event is a JSON object
 ``{"type": <name>, <field>: <value>, ...}`` whose type comes from a fixed table and
@@ -7,6 +7,11 @@ class or module by name; dp_sklearn 0.1's lines (``{"__event__":
 "dp_accounting.dp_event:GaussianDpEvent", "fields": {...}}``) are read through the
 same table by exact name. Anything else raises ``ValueError``; writing goes through
 the same checks.
+
+The work a line can demand is bounded (``docs/privacy.md``, P7): at most ``_MAX_LINE``
+bytes, ``_MAX_NODES`` event objects nested at most ``_MAX_DEPTH`` deep, and a product of
+``self_composed`` counts along any path of at most ``_MAX_COUNT``. The store itself (files,
+locks, incremental reading, torn lines, identity) is :mod:`dp_sklearn._store`.
 """
 
 from __future__ import annotations
@@ -15,31 +20,25 @@ import json
 import math
 import numbers
 import os
-from contextlib import contextmanager
 from functools import partial
 
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from .composition import RunningComposition
 
-try:  # POSIX advisory locks; on other platforms appends are still single writes.
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+__all__ = ["append_line", "decode_event", "decode_record", "dump_line", "encode_event", "loads"]
 
-__all__ = [
-    "StoreCache", "append_line", "locked_store", "decode_event", "decode_record", "dump_line",
-    "encode_event",
-    "loads",
-]
-
+#: Bounds on one store line. dp_sklearn writes events nested at most about 8 deep, with at
+#: most a few thousand event objects (a search over a large grid) in lines well below 1 MiB,
+#: and counts below 2**53 (where floats stop being exact integers).
 _MAX_DEPTH = 32
 _MAX_COUNT = 2**53
+_MAX_NODES = 2**14
+_MAX_LINE = 2**22
 
 
 def _number(value, where, *, low=0.0, high=math.inf, low_open=False, high_open=False, allow_inf=False):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is not float and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise ValueError(f"{where} must be a number, got {value!r}.")
     value = float(value)
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
@@ -51,7 +50,8 @@ def _number(value, where, *, low=0.0, high=math.inf, low_open=False, high_open=F
 
 
 def _count(value, where):
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not (0 <= value <= _MAX_COUNT):
+    if (type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Integral))) or not (
+            0 <= value <= _MAX_COUNT):
         raise ValueError(f"{where} must be an integer in [0, 2**53], got {value!r}.")
     return int(value)
 
@@ -113,8 +113,16 @@ def encode_event(event):
     return out
 
 
-def decode_event(obj, where="event", _depth=0):
-    """The event for the schema object ``obj``; ``ValueError`` naming the offending part otherwise."""
+def decode_event(obj, where="event", _depth=0, _budget=None, _multiplicity=1):
+    """The event for the schema object ``obj``; ``ValueError`` naming the offending part otherwise.
+
+    Refuses more than ``_MAX_NODES`` event objects, nesting deeper than ``_MAX_DEPTH`` and
+    a product of ``self_composed`` counts above ``_MAX_COUNT`` along any path.
+    """
+    budget = [_MAX_NODES] if _budget is None else _budget
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"{where}: more than {_MAX_NODES} events in one event.")
     if _depth > _MAX_DEPTH:
         raise ValueError(f"{where}: events nested deeper than {_MAX_DEPTH} levels.")
     if not isinstance(obj, dict):
@@ -135,15 +143,21 @@ def decode_event(obj, where="event", _depth=0):
     if sorted(fields) != sorted(expected):
         raise ValueError(f"{where}: a {name} event has exactly the fields {expected}, got {sorted(fields)}.")
     kwargs = {}
+    if name == "self_composed":
+        kwargs["count"] = _count(fields["count"], f"{where}.count")
+        _multiplicity *= kwargs["count"]
+        if _multiplicity > _MAX_COUNT:
+            raise ValueError(f"{where}.count: the nested self_composed counts multiply to more than 2**53.")
     for field, check in spec:
         value, here = fields[field], f"{where}.{field}"
         if field == "event":
-            kwargs[field] = decode_event(value, here, _depth + 1)
+            kwargs[field] = decode_event(value, here, _depth + 1, budget, _multiplicity)
         elif field == "events":
             if not isinstance(value, list):
                 raise ValueError(f"{here} must be a JSON array.")
-            kwargs[field] = [decode_event(v, f"{here}[{i}]", _depth + 1) for i, v in enumerate(value)]
-        else:
+            kwargs[field] = [decode_event(v, f"{here}[{i}]", _depth + 1, budget, _multiplicity)
+                             for i, v in enumerate(value)]
+        elif field not in kwargs:
             kwargs[field] = check(value, here)
     return cls(**kwargs)
 
@@ -192,7 +206,7 @@ def decode_record(obj):
     if not isinstance(obj, dict) or obj.get("kind") not in _RECORD_KEYS:
         raise ValueError("not a PrivacyLedger record (expected an object with kind event, reserve or release).")
     keys = _RECORD_KEYS[obj["kind"]]
-    if sorted(obj) != sorted(keys + ("kind",)):
+    if len(obj) != len(keys) + 1 or not all(k in obj for k in keys):
         raise ValueError(f"a {obj['kind']!r} record has exactly the keys {sorted(keys + ('kind',))}, "
                          f"got {sorted(obj)}.")
     out = dict(obj)
@@ -205,134 +219,50 @@ def decode_record(obj):
         if key in obj and (obj[key] is not None or obj["kind"] == "reserve"):
             out[key] = check(obj[key], key)
     if "event" in obj:
-        out["event"] = decode_event(obj["event"])
+        out["event"] = _decode_cached(obj["event"])
     return out
 
 
-# ---------------------------------------------------------------------------
-# The store: JSON lines, read incrementally
-# ---------------------------------------------------------------------------
-_TAIL = 64
+_DECODED = {}  # repr of a parsed event object -> its decoded event (a ledger repeats a few events)
+
+
+def _decode_cached(obj):
+    key = repr(obj)  # exact: repr tells 1 from 1.0 and True, and round-trips floats
+    event = _DECODED.get(key)
+    if event is None:
+        event = decode_event(obj)
+        if len(key) <= 4096:
+            if len(_DECODED) >= 1024:
+                _DECODED.clear()
+            _DECODED[key] = event
+    return event
+
+
+#: keys written first, so that a torn line still tells what it was (see dp_sklearn._store)
+_FIRST_KEYS = ("kind", "id", "reservation")
 
 
 def dump_line(entry):
-    """One store line (bytes, newline-terminated) for the record ``entry``, checked by the schema."""
-    text = json.dumps(entry, sort_keys=True)
+    """One store line (bytes, newline-terminated) for the record ``entry``, checked by the schema.
+
+    The keys ``kind``, ``id`` and ``reservation`` come first, the others sorted.
+    """
+    ordered = {k: entry[k] for k in _FIRST_KEYS if k in entry}
+    ordered.update((k, entry[k]) for k in sorted(entry) if k not in ordered)
+    text = json.dumps(ordered)
+    if len(text) >= _MAX_LINE:
+        raise ValueError(f"a ledger record of {len(text)} bytes is above the store's limit of {_MAX_LINE} bytes.")
     decode_record(loads(text))
     return (text + "\n").encode("utf-8")
 
 
 def append_line(fh, line):
-    """Append ``line`` to the store opened ``"a+b"``, on a line of its own."""
+    """Append ``line`` to the store opened for writing, on a line of its own."""
     fh.seek(0, os.SEEK_END)
     if fh.tell() > 0:
         fh.seek(-1, os.SEEK_END)
         if fh.read(1) != b"\n":
             line = b"\n" + line
+    fh.seek(0, os.SEEK_END)
     fh.write(line)
     fh.flush()
-
-
-@contextmanager
-def locked_store(path, cache, write):
-    """Open and lock the store, bring ``cache`` up to date; yields ``(file or None, StoreCache)``.
-
-    ``write=True`` opens ``"a+b"`` under an exclusive ``fcntl.flock`` and raises a
-    ``PermissionError`` naming the store if it cannot be written; ``write=False``
-    opens it read-only under a shared lock (a missing store reads as empty).
-    """
-    try:
-        fh = open(path, "a+b" if write else "rb")
-    except FileNotFoundError:
-        if write:
-            raise
-        yield None, StoreCache(path)
-        return
-    except PermissionError as exc:
-        raise PermissionError(f"PrivacyLedger store {path!r} is not writable here: it can be read (total_epsilon, "
-                              "records, summary) but not written (check under a cap, record, cancel_pending, "
-                              "reset).") from exc
-    with fh:
-        if fcntl is not None:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX if write else fcntl.LOCK_SH)
-        try:
-            yield fh, StoreCache.synced(cache, fh)
-        finally:
-            if fcntl is not None:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-class StoreCache:
-    """The lines of a store parsed so far (up to ``offset`` bytes) and their composition.
-
-    Attributes
-    ----------
-    records : list of tuple (label, epsilon, delta, event, time, pid)
-    pending : dict
-        Outstanding reservations, id -> decoded reserve record, oldest first.
-    state : dp_sklearn.composition.RunningComposition
-        The recorded events, composed in order.
-    """
-
-    def __init__(self, path, ident=None):
-        self.path, self.ident = path, ident
-        self.offset, self.n_lines, self.tail = 0, 0, b""
-        self.records, self.pending, self.state = [], {}, RunningComposition()
-
-    @classmethod
-    def synced(cls, cache, fh):
-        """``cache`` brought up to date with the locked store ``fh`` (a new cache if the file changed).
-
-        Only the bytes after ``cache.offset`` are read, unless the file was
-        replaced, truncated or rewritten (checked by inode, size and the last
-        bytes parsed), in which case it is parsed from the start.
-
-        Raises
-        ------
-        ValueError
-            Naming the file and line, for a line that is not a ledger record.
-        """
-        path = fh.name
-        st = os.fstat(fh.fileno())
-        ident = (st.st_dev, st.st_ino)
-        if cache is None or (cache.path, cache.ident) != (path, ident) or st.st_size < cache.offset:
-            cache = cls(path, ident)
-        elif cache.offset:
-            fh.seek(cache.offset - len(cache.tail))
-            if fh.read(len(cache.tail)) != cache.tail:
-                cache = cls(path, ident)
-        if st.st_size > cache.offset:
-            fh.seek(cache.offset)
-            data = fh.read(st.st_size - cache.offset)
-            try:
-                cache._consume(data)
-            except ValueError:
-                cache.__init__(path)  # unusable: parse again (and fail again) next time
-                raise
-        return cache
-
-    def _consume(self, data):
-        segments = data.split(b"\n")
-        for i, raw in enumerate(segments):
-            last = i == len(segments) - 1
-            if last and not raw:
-                break
-            self.n_lines += 1
-            if raw.strip():
-                try:
-                    self._apply(decode_record(loads(raw.decode("utf-8"))))
-                except ValueError as exc:
-                    raise ValueError(f"PrivacyLedger store {self.path!r}, line {self.n_lines}: {exc}") from None
-            self.offset += len(raw) + (0 if last else 1)
-        self.tail = (self.tail + data)[-_TAIL:]
-
-    def _apply(self, rec):
-        kind = rec["kind"]
-        if kind == "event":
-            self.state.add(rec["event"])
-            self.records.append((rec["label"], rec["epsilon"], rec["delta"], rec["event"], rec["time"], rec["pid"]))
-            self.pending.pop(rec["reservation"], None)
-        elif kind == "reserve":
-            self.pending[rec["id"]] = rec
-        else:
-            self.pending.pop(rec["id"], None)

@@ -5,6 +5,8 @@ Lower layer of :mod:`dp_sklearn.composition`, which re-exports the public names.
 
 from __future__ import annotations
 
+import math
+
 from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation, UnsupportedEventError
 from dp_accounting.rdp import RdpAccountant
@@ -31,6 +33,19 @@ class UnsupportedCompositionError(UnsupportedEventError, ValueError):
     ...     print("refused")
     refused
     """
+
+
+#: Bounds on the PLD work of one event (a ledger line may come from anyone, see docs/privacy.md,
+#: P7). A Laplace, Poisson-sampled or generic leaf repeated more than _PLD_MAX_COUNT times (no
+#: default plan takes more than a few thousand steps), every such leaf of an event with more
+#: than _PLD_MAX_LEAVES distinct ones or wider than _PLD_MAX_WIDTH nats (count / b for Laplace,
+#: count * epsilon for generic events, 10 mu for Poisson-sampled ones), and events arriving once
+#: the PLD spans _PLD_MAX_TOTAL_WIDTH nats are composed by the closed forms of wide leaves in
+#: dp_sklearn.composition: never smaller, in constant time.
+_PLD_MAX_COUNT = 2**16
+_PLD_MAX_LEAVES = 8
+_PLD_MAX_WIDTH = 100.0
+_PLD_MAX_TOTAL_WIDTH = 2000.0
 
 
 def flatten_events(events):
@@ -160,3 +175,60 @@ def _expand(ev, count, out):
         out.append((ev, count))
     else:
         raise UnsupportedCompositionError(f"dp_sklearn does not compose {type(ev).__name__} events: {ev!r}.")
+
+
+def _width(leaf, count):
+    """The span in nats of the PLD of ``count`` compositions of ``leaf`` (see ``_PLD_MAX_WIDTH``)."""
+    if isinstance(leaf, dp_event.LaplaceDpEvent):
+        return count / leaf.noise_multiplier if leaf.noise_multiplier else math.inf
+    if isinstance(leaf, EpsilonDeltaDpEvent):
+        return count * leaf.epsilon
+    z = leaf.event.noise_multiplier  # PoissonSampledDpEvent
+    return 20.0 * math.sqrt(count) / z if z else math.inf  # 10 mu: its PLD costs more per nat
+
+
+def _pld_width(pairs):
+    """The span of one event's Laplace, Poisson-sampled and generic leaves (``inf``: too many or repeated)."""
+    pld = [(leaf, count) for leaf, count in pairs
+           if isinstance(leaf, (dp_event.LaplaceDpEvent, EpsilonDeltaDpEvent, dp_event.PoissonSampledDpEvent))]
+    if len(pld) > _PLD_MAX_LEAVES or any(count > _PLD_MAX_COUNT for _, count in pld):
+        return math.inf
+    return sum(_width(leaf, count) for leaf, count in pld)
+
+
+def _self_composed(pld, m):
+    return pld.self_compose(m) if m > 1 else pld
+
+
+def _compose_all(plds):
+    """The composition of ``plds`` by pairs (a balanced tree: linear in their total support)."""
+    if not plds:
+        return None
+    while len(plds) > 1:
+        plds = [plds[i].compose(plds[i + 1]) if i + 1 < len(plds) else plds[i] for i in range(0, len(plds), 2)]
+    return plds[0]
+
+
+def _merged_leaves(event):
+    """(leaf, multiplicity) pairs of ``event``, equal leaves merged into one with the summed count."""
+    pairs, merged = [], {}
+    _expand(event, 1, pairs)
+    for leaf, count in pairs:
+        merged.setdefault(repr(leaf), [leaf, 0])[1] += count
+    return list(merged.values())
+
+
+def _one_gaussian(leaves):
+    """PLD leaves ((kind, params, count), ...) with the Gaussians composed into one, exactly
+    (mu^2 = sum count / z^2, Dong, Roth & Su 2019)."""
+    gauss = [leaf for leaf in leaves if leaf[0] == "gauss"]
+    if len(gauss) < 2:
+        return tuple(leaves)
+    mu2 = sum(count / z**2 for _, z, count in gauss)
+    return tuple(leaf for leaf in leaves if leaf[0] != "gauss") + (("gauss", mu2**-0.5, 1),)
+
+
+def _gaussian_mu(pairs):
+    """mu = sqrt(sum count / z^2) of the Gaussian leaves among (leaf, count) ``pairs`` (z = 0 left out)."""
+    return math.sqrt(sum(count / leaf.noise_multiplier**2 for leaf, count in pairs
+                         if isinstance(leaf, dp_event.GaussianDpEvent) and leaf.noise_multiplier))

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 
 from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from ._accounting import EpsilonDeltaDpEvent, event_pld, gaussian_epsilon, leaf_pld, pld_epsilon
-from ._event_tree import (UnsupportedCompositionError, _expand, contains_poisson_sampling, flatten_events,
-                          neighboring_relation)
+from ._event_tree import (_PLD_MAX_COUNT, _PLD_MAX_LEAVES, _PLD_MAX_TOTAL_WIDTH, _PLD_MAX_WIDTH,  # noqa: F401
+                          UnsupportedCompositionError, _compose_all, _gaussian_mu, _merged_leaves, _one_gaussian,
+                          _pld_width, _self_composed, contains_poisson_sampling, flatten_events, neighboring_relation)
 
 __all__ = [
     "RunningComposition",
@@ -44,10 +46,11 @@ _RDP_DELTA_SHARES = (0.5,)
 class RunningComposition:
     """The composition of a growing sequence of events, updated one event at a time.
 
-    :meth:`add` costs one PLD composition at most (done lazily) and never revisits
-    earlier events, so a ledger can keep one instance and add only new records.
-    :func:`compose_epsilon` is ``RunningComposition().add(*events).epsilon(delta)``,
-    so a running state and a full recomposition of the same sequence agree exactly.
+    :meth:`add` never revisits earlier events, so a ledger can keep one instance and add
+    only new records. The PLDs are folded lazily: equal events by one ``self_compose``,
+    distinct ones by a balanced tree (time linear in their supports). :func:`compose_epsilon`
+    is ``RunningComposition().add(*events).epsilon(delta)``; states folded in different
+    steps agree to the PLD discretization (both pessimistic: upper bounds).
 
     Attributes
     ----------
@@ -73,7 +76,9 @@ class RunningComposition:
         self.digest, self.n_events, self.nonprivate = "", 0, False
         self.mu2 = 0.0  # sum of count / z^2 over narrow Gaussian leaves
         self.pure_epsilon, self.all_pure = 0.0, True  # basic composition of the pure leaves
-        self.generic_log1m_delta = 0.0  # sum of count * log(1 - delta_i) over generic leaves
+        self.generic_log1m_delta = 0.0  # sum of count * log(1 - delta_i) over generic leaves in the PLD
+        self.wide_log1m_delta = 0.0  # the same over generic leaves composed by basic composition
+        self.pld_width = 0.0  # span of the Laplace, Poisson-sampled and generic leaves in the PLD
         # Gaussian (and Poisson bounded at q = 1) and Laplace leaves too wide for the PLD grid
         self.wide_mu2, self.wide_laplace = 0.0, 0.0
         self.kinds = set()  # "not_gauss" (PLD), "pld_only" (Poisson, generic), "rdp_only" (zCDP, repeat-and-select)
@@ -114,24 +119,26 @@ class RunningComposition:
         for event in events:
             if not isinstance(event, dp_event.DpEvent):
                 raise TypeError(f"events must be dp_accounting DpEvents, got {type(event).__name__}.")
-            pairs, self._leaves = [], []
-            _expand(event, 1, pairs)
+            pairs, self._leaves = _merged_leaves(event), []
+            width, gauss_wide = _pld_width(pairs), _gaussian_mu(pairs) > _WIDE_MU
+            wide = width > _PLD_MAX_WIDTH or self.pld_width + width > _PLD_MAX_TOTAL_WIDTH
+            self.pld_width += 0.0 if wide else width
             for leaf, count in pairs:
-                self._add_leaf(leaf, count)
+                self._add_leaf(leaf, count, gauss_wide if isinstance(leaf, dp_event.GaussianDpEvent) else wide)
             if self._leaves:  # one PLD per event, so that each event costs one large composition
-                self._unfolded.append(tuple(self._leaves))
+                self._unfolded.append(_one_gaussian(self._leaves))
             self.n_events += 1
             self.digest = hashlib.sha1((self.digest + repr(event)).encode("utf-8")).hexdigest()
         return self
 
-    def _add_leaf(self, ev, c):
+    def _add_leaf(self, ev, c, wide=False):
         if isinstance(ev, dp_event.NonPrivateDpEvent):
             self.nonprivate = True
         elif isinstance(ev, dp_event.GaussianDpEvent):
             self.all_pure = False
             if ev.noise_multiplier == 0:
                 self.nonprivate = True
-            elif math.sqrt(c) / ev.noise_multiplier > _WIDE_MU:
+            elif wide or math.sqrt(c) / ev.noise_multiplier > _WIDE_MU:
                 self.wide_mu2 += c / float(ev.noise_multiplier) ** 2
             else:
                 self.mu2 += c / float(ev.noise_multiplier) ** 2
@@ -141,7 +148,7 @@ class RunningComposition:
                 self.nonprivate = True
                 return
             self.pure_epsilon += c / float(ev.noise_multiplier)
-            if c / ev.noise_multiplier > _WIDE_LAPLACE:
+            if wide or c / ev.noise_multiplier > _WIDE_LAPLACE:
                 self.wide_laplace += c / float(ev.noise_multiplier)
                 return
             self._to_rdp(ev, c)
@@ -153,13 +160,13 @@ class RunningComposition:
                 return
             if z == 0:
                 self.nonprivate = True
-            elif 2.0 * math.sqrt(c) / z > _WIDE_MU:  # bounded by the q = 1 Gaussian of sensitivity 2
+            elif wide or 2.0 * math.sqrt(c) / z > _WIDE_MU:  # bounded by the q = 1 Gaussian of sensitivity 2
                 self.wide_mu2 += 4.0 * c / z**2
             else:
                 self.kinds.add("pld_only")  # never through the (add/remove) RDP accountant
                 self._to_pld("poisson", (q, z), c)
         elif isinstance(ev, EpsilonDeltaDpEvent):
-            self._add_generic(float(ev.epsilon), float(ev.delta), c)
+            self._add_generic(float(ev.epsilon), float(ev.delta), c, wide)
         elif isinstance(ev, dp_event.ZCDpEvent):
             self.all_pure = False
             self.kinds.add("rdp_only")
@@ -169,15 +176,19 @@ class RunningComposition:
             self.kinds.add("rdp_only")
             self._to_rdp(ev, c)
 
-    def _add_generic(self, eps, delta, c):
+    def _add_generic(self, eps, delta, c, wide=False):
         if math.isinf(eps):
             self.nonprivate = True
             return
         if delta > 0:
             self.all_pure = False
-            self.generic_log1m_delta += c * math.log1p(-delta)
         else:
             self.pure_epsilon += c * eps
+        if wide or c * eps > _WIDE_LAPLACE:  # basic composition: (c eps, 1 - (1 - delta)^c)
+            self.wide_laplace += c * eps
+            self.wide_log1m_delta += c * math.log1p(-delta)
+            return
+        self.generic_log1m_delta += c * math.log1p(-delta)
         self.kinds.add("pld_only")
         self._to_pld("generic", (eps, delta), c)
 
@@ -207,20 +218,21 @@ class RunningComposition:
         pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution or None
             ``None`` when there is no such leaf.
         """
-        for leaves in self._unfolded:
-            nxt = event_pld(leaves)
-            self._pld = nxt if self._pld is None else self._pld.compose(nxt)
-            only = tuple(leaf for leaf in leaves if leaf[0] in ("poisson", "generic"))
-            if only:
-                nxt = event_pld(only)
-                self._pld_strict = nxt if self._pld_strict is None else self._pld_strict.compose(nxt)
+        if self._unfolded:
+            full, strict_parts = [p for p in (self._pld,) if p], [p for p in (self._pld_strict,) if p]
+            for leaves, m in Counter(self._unfolded).items():  # equal events: one self-composition
+                full.append(_self_composed(event_pld(leaves), m))
+                only = tuple(leaf for leaf in leaves if leaf[0] in ("poisson", "generic"))
+                if only:
+                    strict_parts.append(_self_composed(event_pld(only), m))
+            self._pld, self._pld_strict = _compose_all(full), _compose_all(strict_parts)
         self._unfolded = []
         return self._pld_strict if strict else self._pld
 
     @property
     def generic_delta(self):
         """Sum-like total of the generic events' deltas: 1 - prod (1 - delta_i)^count."""
-        return -math.expm1(self.generic_log1m_delta)
+        return -math.expm1(self.generic_log1m_delta + self.wide_log1m_delta)
 
     def _rdp_epsilon(self, delta, with_pld_part):
         acc = RdpAccountant()
@@ -243,7 +255,7 @@ class RunningComposition:
             return pld_epsilon(self.pld(), delta)
         if "pld_only" not in self.kinds:
             return self._rdp_epsilon(delta, with_pld_part=True)
-        slack = delta - self.generic_delta
+        slack = delta + math.expm1(self.generic_log1m_delta)
         if slack <= 0:
             return math.inf
         best = math.inf
@@ -277,6 +289,10 @@ class RunningComposition:
         if delta == 0:
             return self.pure_epsilon if self.all_pure else math.inf
         wide = self.wide_laplace
+        if self.wide_log1m_delta:  # basic composition with the wide generic leaves' deltas
+            delta += math.expm1(self.wide_log1m_delta)
+            if delta <= 0:
+                return math.inf
         if self.wide_mu2 > 0:  # basic composition with the wide Gaussians at half of delta
             delta = 0.5 * delta
             wide += gaussian_epsilon(math.sqrt(self.wide_mu2), delta)

@@ -1,7 +1,8 @@
 """Privacy budget ledger: a shared, append-only store of the events fits released.
 
 Layers: :mod:`dp_sklearn._accounting` (calibration) <- :mod:`dp_sklearn.composition`
-<- :mod:`dp_sklearn._event_json` (closed-schema store format) <- this module.
+<- :mod:`dp_sklearn._event_json` (closed-schema store format) <- :mod:`dp_sklearn._store`
+(the store file) <- this module.
 ``compose_epsilon``, ``flatten_events``, ``event_to_json`` and ``event_from_json``
 are re-exported here.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import threading
 import time
 import uuid
@@ -20,7 +20,8 @@ from contextlib import contextmanager, suppress
 from dp_accounting import dp_event
 
 from ._accounting import EpsilonDeltaDpEvent
-from ._event_json import _delta, _epsilon, append_line, dump_line, encode_event, locked_store
+from ._event_json import _delta, _epsilon, append_line, dump_line, encode_event
+from ._store import forget_temporary_store, locked_store, pinned_cache, store_path, temporary_store
 from ._records import LedgerRecord, event_from_json, event_to_json
 from ._ledger_reports import _LedgerReports
 from ._ledger_reservations import _Reservations
@@ -67,6 +68,11 @@ def _rebuild_ledger(path, max_epsilon, delta):
     return PrivacyLedger(max_epsilon=max_epsilon, delta=delta, path=path)
 
 
+#: path -> number of reset() / delete() calls through handles in this process: a handle whose
+#: store was emptied on purpose by a copy of itself (clone, pickle) starts again from it
+_RESETS = {}
+
+
 class PrivacyLedger(_Reservations, _LedgerReports):
     """A privacy budget ledger shared by every copy of itself.
 
@@ -93,9 +99,10 @@ class PrivacyLedger(_Reservations, _LedgerReports):
         fit checked as a generic (epsilon_i, delta_i) release spends delta_i of it
         outright -- for such fits choose it well above the sum of their deltas.
     path : str or os.PathLike or None, default=None
-        Store file (JSON lines). An existing store is continued; a read-only one
-        can be read and raises ``PermissionError`` only when written. ``None``: a
-        temporary file, not deleted automatically (see :meth:`delete`).
+        Store file (JSON lines; ``~`` is expanded). An existing store is continued; a
+        read-only one can be read and raises ``PermissionError`` only when written.
+        ``None``: a temporary file, removed when the process that created it exits
+        (copies in other processes, e.g. joblib workers, write to it until then).
 
     Attributes
     ----------
@@ -107,7 +114,14 @@ class PrivacyLedger(_Reservations, _LedgerReports):
     Raises
     ------
     ValueError
-        If ``max_epsilon`` is not None or a number > 0, or ``delta`` is not in [0, 1).
+        If ``max_epsilon`` is not None or a number > 0, ``delta`` is not in [0, 1), or
+        ``path`` is not a regular file (a directory, ``/dev/null``) or is in a missing
+        directory. Later, for a store line outside the schema or its limits.
+    RuntimeError
+        From any method, once the store this handle has used was deleted, replaced,
+        truncated or rewritten by someone else: its history is gone, so the handle
+        fails closed instead of starting again from zero. ``reset()`` and ``delete()``
+        through the handle itself stay allowed.
 
     Notes
     -----
@@ -116,9 +130,11 @@ class PrivacyLedger(_Reservations, _LedgerReports):
     (local file systems), so concurrent processes cannot both slip under the cap.
     Each line is parsed against a closed JSON schema (``dp_sklearn._event_json``):
     anything else raises ``ValueError`` naming file and line, and nothing in a store
-    is executed, imported or unpickled. A handle parses only the bytes appended
-    since it last read and keeps the running composition. The store holds events,
-    labels and timestamps only -- no data.
+    is executed, imported or unpickled. The work one line can demand is bounded, and a
+    last line torn by a writer that died mid-write is settled without under-counting
+    (``docs/privacy.md``, P7). A handle parses only the bytes appended since it last
+    read and keeps the running composition. The store holds events, labels and
+    timestamps only -- no data.
 
     See Also
     --------
@@ -140,20 +156,18 @@ class PrivacyLedger(_Reservations, _LedgerReports):
             max_epsilon = _epsilon(max_epsilon, "max_epsilon")
         delta = _delta(delta, "delta")
         if path is None:
-            fd, path = tempfile.mkstemp(prefix="dp_sklearn_ledger_", suffix=".jsonl")
-            os.close(fd)
+            path = temporary_store()
         else:
-            path = os.fspath(path)
-            if not os.path.exists(path):
-                with suppress(OSError):  # unwritable location: reads as empty, writes raise
-                    open(path, "a", encoding="utf-8").close()
+            path = store_path(path)
         self.path = os.path.abspath(path)
         self.max_epsilon = max_epsilon
         self.delta = delta
         self._pending = {}  # thread id -> reservation ids made through this handle, oldest first
         self._mutex = threading.RLock()
         self._projected = None  # RunningComposition projected by the last check
-        self._store = None  # StoreCache: lines parsed so far and their running composition
+        # StoreCache: the file (inode) this handle uses, the lines parsed so far and their composition
+        self._store = pinned_cache(self.path)
+        self._resets = _RESETS.get(self.path, 0)
         self._eps_cache = {}
 
     def __deepcopy__(self, memo):
@@ -177,6 +191,9 @@ class PrivacyLedger(_Reservations, _LedgerReports):
     @contextmanager
     def _locked(self, write):
         """The store, locked and synced: yields ``(file or None, StoreCache)``."""
+        with self._mutex:
+            if self._resets != _RESETS.get(self.path, 0):  # reset or deleted through a copy of this handle
+                self._resets, self._store, self._projected = _RESETS.get(self.path, 0), None, None
         with self._mutex, locked_store(self.path, self._store, write) as (fh, store):
             self._store, proj = store, self._projected
             if proj is not None and (proj.digest, proj.n_events) == (store.state.digest, store.state.n_events):
@@ -311,19 +328,34 @@ class PrivacyLedger(_Reservations, _LedgerReports):
                           f"at delta={self.delta:g}.", UserWarning, stacklevel=2)
 
     def reset(self):
-        """Erase every record and reservation in the store (for every handle)."""
-        with self._locked(write=True) as (fh, _):
+        """Erase every record and reservation in the store.
+
+        This handle and its copies in this process go on from the empty store; handles in
+        other processes that had read it raise ``RuntimeError`` (their history is gone).
+        """
+        with self._mutex, locked_store(self.path, None, True, sync=False) as (fh, _):
             fh.truncate(0)
             fh.flush()
             self._pending.clear()
-            self._store = None
+            self._forget()
 
     def delete(self):
-        """Remove the store file. Handles to it become unusable until a record recreates it."""
+        """Remove the store file. Handles to it become unusable until a record recreates it.
+
+        Handles in this process (this one and its copies) go on from the deleted store (the
+        next write starts a new, empty one); handles in other processes raise ``RuntimeError``
+        (their history is gone), as after :meth:`reset`.
+        """
         with self._mutex:
             with suppress(FileNotFoundError):
                 os.remove(self.path)
-            self._store = None
+            forget_temporary_store(self.path)
+            self._forget()
+
+    def _forget(self):
+        """Start again from the store now at ``path`` (after reset or delete), in every handle of this process."""
+        _RESETS[self.path] = self._resets = _RESETS.get(self.path, 0) + 1
+        self._store = None
 
     def __len__(self):  # number of recorded releases
         return len(self.records)

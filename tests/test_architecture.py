@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "dp_sklearn"
+import dp_sklearn
+
+PACKAGE = Path(dp_sklearn.__file__).resolve().parent  # the package under test (a checkout or the installed wheel)
 #: the only mechanism allowed to use another one: two-stage runs objective perturbation
 ALLOWED_MECHANISM_IMPORTS = {("_two_stage", "_objective_perturbation")}
 

@@ -150,7 +150,8 @@ def test_running_composition_equals_full_recomposition():
         snapshot = running.copy()
         for delta in (1e-4, 0.0):
             full = compose_epsilon(events[: i + 1], delta)
-            assert snapshot.epsilon(delta) == pytest.approx(full, rel=1e-12, abs=1e-12)
+            # equal events fold by self-composition, distinct ones by a tree: equal to rounding
+            assert snapshot.epsilon(delta) == pytest.approx(full, rel=1e-9, abs=1e-12)
 
 
 def test_huge_epsilon_events_stay_finite_and_fast():

@@ -345,6 +345,75 @@ def test_store_schema_round_trip_and_legacy_lines(ledger):
 
 
 # ---------------------------------------------------------------------------
+# Issue 19, item 9: a ledger fails closed when its history disappears
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("how", ["deleted", "truncated", "replaced"])
+def test_a_store_that_loses_its_history_fails_closed(how, tmp_path):
+    path = tmp_path / "gone.jsonl"
+    led = PrivacyLedger(max_epsilon=1.5, delta=DELTA, path=path)
+    ev = dp_event.GaussianDpEvent(4.0)
+    led.check(0.5, 1e-6, event=ev)
+    led.record(ev, 0.5, 1e-6)
+    led.check(0.5, 1e-6, event=ev)
+    led.record(ev, 0.5, 1e-6)
+    spent = led.total_epsilon()
+    assert spent == pytest.approx(compose_epsilon([ev, ev], DELTA))
+    if how == "deleted":
+        os.remove(path)
+    elif how == "truncated":
+        open(path, "w").close()
+    else:
+        other = tmp_path / "other.jsonl"
+        other.write_text("")
+        os.replace(other, path)
+    for use in (lambda: led.check(0.5, 1e-6, event=ev), led.total_epsilon, lambda: led.records,
+                lambda: led.record(ev, 0.5, 1e-6)):
+        with pytest.raises(RuntimeError, match="history of releases it held is gone"):
+            use()
+    assert not path.exists() or path.stat().st_size == 0  # nothing was written, nothing re-created
+    led.reset() if path.exists() else led.delete()  # starting over on purpose, through the handle
+    led.check(0.5, 1e-6, event=ev)
+    assert led.pending and led.total_epsilon() == 0.0
+
+
+def test_a_handle_pins_the_file_it_was_made_for(tmp_path):
+    path = tmp_path / "pinned.jsonl"
+    PrivacyLedger(path=path).record(dp_event.LaplaceDpEvent(1.0))
+    led = PrivacyLedger(max_epsilon=1.5, delta=0.0, path=path)  # made, not read yet
+    os.remove(path)
+    with pytest.raises(RuntimeError, match="deleted"):
+        led.check(1.0, 0.0)
+
+
+def test_store_path_is_checked_at_construction(tmp_path, monkeypatch):
+    for bad, why in [(os.devnull, "not a regular file"), (tmp_path, "not a regular file"),
+                     (tmp_path / "missing" / "x.jsonl", "does not exist")]:
+        with pytest.raises(ValueError, match=rf"path=.*{why}"):
+            PrivacyLedger(max_epsilon=1.0, path=bad)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    led = PrivacyLedger(path="~/x.jsonl")
+    assert led.path == str(tmp_path / "x.jsonl") and (tmp_path / "x.jsonl").is_file()
+
+
+def test_temporary_store_is_removed_when_its_process_exits(tmp_path):
+    import subprocess
+    import sys
+
+    import dp_sklearn
+
+    kept = tmp_path / "kept.jsonl"  # a store at a path the user chose stays
+    code = ("from dp_accounting import dp_event; from dp_sklearn import PrivacyLedger; "
+            "led = PrivacyLedger(); led.record(dp_event.LaplaceDpEvent(1.0)); "
+            f"print(led.path); print(PrivacyLedger(path=led.path).path); PrivacyLedger(path={str(kept)!r})")
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(dp_sklearn.__file__)),
+           "TMPDIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    path = out.stdout.split()[0]
+    assert os.path.basename(path).startswith("dp_sklearn_ledger_") and os.path.dirname(path) == str(tmp_path)
+    assert not os.path.exists(path) and kept.exists()
+
+
+# ---------------------------------------------------------------------------
 # Issue 8, items 3, 4, 5, 7
 # ---------------------------------------------------------------------------
 def test_pure_ledger_totals_are_finite(diabetes, tmp_path):
