@@ -134,12 +134,45 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
         return X, y
 
-    def _split(self, X, y, n_val, rng, is_clf):
-        n = y.shape[0]
-        perm = rng.permutation(n)
+    @staticmethod
+    def _label_set(spec, y):
+        """The public label set every inner fit is given (before any budget is reserved).
+
+        ``classes_`` of y is public (docs/privacy.md, P2), or the ``classes`` the user set on
+        the final step. Passing it to every fit (the final step's ``classes``) makes each
+        model's ``classes_`` that set whichever records fall in the training part: a label
+        absent from it still gets coefficients from the mechanism, and nothing raises.
+
+        Raises
+        ------
+        ValueError
+            If the final step has no ``classes`` parameter, or y holds labels outside the
+            ``classes`` set on it.
+        """
+        if spec.classes_key is None:
+            raise ValueError(
+                "DPGridSearchCV gives every internal fit the public label set through the classifier's `classes` "
+                "parameter (otherwise a label absent from the training part would change the model's classes_ "
+                f"or make the fit raise, revealing how many records carry it); {type(spec.estimator).__name__} "
+                "has no such parameter on its final step."
+            )
+        given = spec.estimator.get_params(deep=True)[spec.classes_key]
+        labels = np.unique(y)
+        if given is not None:
+            given = np.unique(np.asarray(given))
+            unknown = np.setdiff1d(labels, given)
+            if unknown.size:
+                raise ValueError(f"y contains labels {unknown.tolist()} that are not in "
+                                 f"{spec.classes_key}={given.tolist()}.")
+            labels = given
+        spec.fixed = {spec.classes_key: labels}
+        return labels
+
+    @staticmethod
+    def _split(X, y, n_val, rng):
+        """Uniformly random validation part of ``n_val`` rows; nothing here depends on the values."""
+        perm = rng.permutation(y.shape[0])
         idx_val, idx_tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        if is_clf and np.unique(y[idx_tr]).size < 2:
-            raise ValueError("The training part of the split has a single class; use a larger cv training share.")
         return _safe_indexing(X, idx_tr), y[idx_tr], _safe_indexing(X, idx_val), y[idx_val]
 
     def _reserve(self, spec, plan):
@@ -193,6 +226,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             X = check_array(X, dtype=None, ensure_all_finite=False, input_name="X")
         categories = column_categories(self.estimator, X)
         X, y = self._check_data(X, y, is_clf, categories)
+        labels = self._label_set(spec, y) if is_clf else None
         n = y.shape[0]
         n_val = int(round(self.cv * n))
         if n_val < 1 or n - n_val < 2:
@@ -200,7 +234,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         ss_main, ss_fits = seed_sequence(self.random_state).spawn(2)
         rng = np.random.default_rng(ss_main)
         candidates, grid = self._candidate_pool(spec, rng)
-        synthetic = partial(_synthetic_pair, X, np.unique(y) if is_clf else None, categories,
+        synthetic = partial(_synthetic_pair, X, labels, categories,
                             np.random.default_rng(12345))  # public stand-in data
         calibrator = Calibrator(spec, candidates, synthetic, n - n_val, n, delta_c=self._run_delta(len(candidates)),
                                 score_fraction=self.score_fraction, selection=self.selection,
@@ -212,7 +246,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             print(f"[{type(self).__name__}] {self.selection}: {len(candidates)} calibration candidates, per-run "
                   f"epsilon_c={plan.eps_c:.4g} (fit {plan.eps_fit:.4g}, delta {plan.delta_c:.3g}), score noise "
                   f"std={noise_std:.4g}, total epsilon={plan.epsilon:.4g} at delta={float(self.delta):g}")
-        data = self._split(X, y, n_val, rng, is_clf)
+        data = self._split(X, y, n_val, rng)
         ledgers = self._reserve(spec, plan)
         runs = _Runs(spec, plan, data, scorer, noise_std, rng, ss_fits)
         try:

@@ -114,6 +114,14 @@ class EstimatorSpec:
         #: so that no subsampled event enters a repeat-and-select release
         self.full_batch = False
         self.default_batch_keys = [k for k in keys("batch_size") if params[k] is None]
+        #: the ``classes`` parameter of the final step (None if it has none)
+        prefix = ""
+        final = estimator
+        while isinstance(final, Pipeline) and final.steps:
+            prefix, final = prefix + final.steps[-1][0] + "__", final.steps[-1][1]
+        self.classes_key = prefix + "classes" if prefix + "classes" in params else None
+        #: parameters set on every clone (the search sets the public label set here)
+        self.fixed = {}
         self.estimator = estimator
 
     def _shares(self, params):
@@ -135,7 +143,8 @@ class EstimatorSpec:
 
     def forbidden_keys(self):
         """Parameters the search sets itself (never in a grid)."""
-        return set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
+        keys = set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
+        return keys | ({self.classes_key} if self.classes_key else set())
 
     def make(self, params, epsilon, delta, seed_seq=None):
         """A clone with the DP steps' budget set, ledgers off and fresh Generators.
@@ -151,6 +160,7 @@ class EstimatorSpec:
         over.update({k: np.random.default_rng(c) for k, c in zip(self.rs_keys, children)})
         if self.full_batch:
             over.update({k: "full" for k in self.default_batch_keys})
+        over.update(self.fixed)
         over.update(params)
         return clone(self.estimator).set_params(**over)
 
