@@ -1,6 +1,6 @@
 """Issue 19 items 1-3: the regression audits at the issue's trial counts, fixed code and negative controls.
 
-    python -m benchmarks.issue19_audits [--only search,online,sampler,timing]
+    python -m benchmarks.issue19_audits [--only search,online,sampler,timing,acceptance]
 
 Reuses the pairs, mechanisms and re-injected old code paths of the tests
 (tests/test_model_selection_attacks.py, tests/solvers/test_online.py,
@@ -8,7 +8,9 @@ tests/solvers/test_exponential_sampling.py) so that the numbers are those of the
 configurations at the issue's strength. Prints one line per audit: the empirical lower
 bound on epsilon (audit_epsilon, 95% Clopper-Pearson) and the claimed epsilon. "timing"
 audits the wall-clock time of one exponential_sampling draw (fixed code only, draws on the
-two datasets interleaved, then replayed to the audit): a measurement, never a test assertion.
+two datasets interleaved, then replayed to the audit): a measurement, never a test
+assertion. "acceptance" measures the exact sampler's acceptance rate over a grid of public
+settings (it sets the tail of the running time).
 """
 
 from __future__ import annotations
@@ -136,7 +138,50 @@ def timing():
     _report("item 3, wall time, 2-D, fixed", 4.0, lambda: audit_epsilon(replay, D, Dp, n_samples=2000, random_state=0))
 
 
-SECTIONS = {"search": search, "online": online, "sampler": sampler, "timing": timing}
+def acceptance():
+    """Acceptance rate a of the exact sampler's proposals, and the tail (1 - a)^512 of a second block."""
+    import math
+
+    import dp_sklearn._logconcave as lc
+    import dp_sklearn.solvers._exponential_sampling as es_mod
+    from dp_sklearn._data import Problem
+    from dp_sklearn._losses import LogisticLoss, SquaredLoss
+    from dp_sklearn._sets import L2Ball
+
+    worst = 1.0
+    for loss in (LogisticLoss(), SquaredLoss()):
+        for dim in (1, 2):
+            for n in (30, 1000, 30000):
+                for eps in (0.1, 1.0, 4.0, 20.0):
+                    rng = np.random.default_rng(n + dim)
+                    X = rng.uniform(-1, 1, (n, dim)) / math.sqrt(dim)
+                    signal = X @ np.ones(dim) + 0.3 * rng.standard_normal(n)
+                    y = np.where(signal > 0, 1.0, -1.0) if loss.name == "logistic" else np.clip(signal, -1, 1)
+                    prob = Problem(X, y, loss, 1.0, 1.0, np.linalg.norm(X, axis=1), 0.0)
+                    try:
+                        info = es_mod.plan_exponential_sampling(prob, L2Ball(2.0), epsilon=eps).info
+                    except ValueError:  # epsilon too large for float64 at this n (documented refusal)
+                        continue
+                    F = lc.glm_objective(prob, info["l2_reg"])
+                    domain = (2.0, None, None)
+                    lo, hi = lc._domain_box(dim, 2.0, None, None)
+                    centers, half, log_env = lc._envelope(F, info["kappa"], n * info["curvature"], lo, hi, domain)
+                    logw = log_env + np.sum(np.log(2.0 * half), axis=1)
+                    prob_c = np.exp(logw - logw.max())
+                    prob_c /= prob_c.sum()
+                    m = 4096
+                    idx = rng.choice(len(centers), size=m, p=prob_c)
+                    theta = centers[idx] + half[idx] * (2.0 * rng.random((m, dim)) - 1.0)
+                    inside = lc._inside(theta, *domain)
+                    log_target = -info["kappa"] * F(np.where(inside[:, None], theta, 0.0))
+                    a = float(np.mean(inside & (np.log(rng.random(m)) < log_target - log_env[idx])))
+                    worst = min(worst, a)
+                    print(f"{loss.name} dim={dim} n={n} eps={eps}: acceptance {a:.3f}, "
+                          f"P(second block) = {(1 - a) ** lc._BLOCK_PROPOSALS:.2e}", flush=True)
+    print(f"smallest acceptance {worst:.3f}: P(second block) <= {(1 - worst) ** 512:.2e}")
+
+
+SECTIONS = {"search": search, "online": online, "sampler": sampler, "timing": timing, "acceptance": acceptance}
 
 
 def main(argv=None):

@@ -22,7 +22,7 @@ to exp(f) on D (up to floating point), with no distance to the target to account
 Partition and proposals on a fixed public schedule (issue 19, item 3). Any partition with a
 valid envelope on each cell gives exact samples, so the data may choose *which* cells are
 refined, but not how many: the box is cut into a 32-cell (1-D) or 16 x 16 (2-D) grid, and
-each of ``_ROUNDS`` = 40 rounds halves the ``_SPLITS`` = 8 (1-D) or 16 (2-D) cells with the
+each of ``_ROUNDS`` = 20 rounds halves the ``_SPLITS`` = 16 (1-D) or 32 (2-D) cells with the
 largest bound ``w (1 - exp(-loose))`` on their rejected envelope mass (w the cell's envelope
 mass, ``loose = 2 kappa sum_j |d_j F(c)| h_j / 2 + kappa n M ||h / 2||^2 / 2`` its looseness,
 M = curvature x_norm^2 + l2_reg bounding the Hessian of F / n). Cells outside the domain are
@@ -51,7 +51,7 @@ MAX_EXACT_DIM = 2
 #: cells per axis of the initial grid, by dimension
 _INITIAL_CELLS = {1: 32, 2: 16}
 #: refinement rounds, and cells halved per round by dimension (a public schedule)
-_ROUNDS, _SPLITS = 40, {1: 8, 2: 16}
+_ROUNDS, _SPLITS = 20, {1: 16, 2: 32}
 #: proposals drawn and evaluated per block of the rejection loop
 _BLOCK_PROPOSALS = 512
 #: entries of one (n, m) block of margins
