@@ -357,11 +357,25 @@ def test_label_set_validation_before_any_budget(tmp_path):
         DPGridSearchCV(DPLogisticRegression(classes=[0, 2]), GRID, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
     with pytest.raises(ValueError, match="search sets"):
         DPGridSearchCV(DPLogisticRegression(), {"classes": [[0, 1]]}, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
-    assert led.total_epsilon() == 0.0
+    assert led.pending == [] and len(led) == 0
     # A public label set wider than y's labels is kept.
     s = DPGridSearchCV(DPLogisticRegression(classes=[0, 1, 2]), GRID, epsilon=EPS, delta=DELTA,
                        random_state=0).fit(X, y)
     np.testing.assert_array_equal(s.classes_, [0, 1, 2])
+
+
+def test_unknown_category_is_refused_before_any_budget(tmp_path):
+    # Otherwise the inner fit (training part) or the validation score raised, depending on the split.
+    Xc, y, cats = _categorical_problem(200)
+    Xc[5, 1] = "q"
+    led = PrivacyLedger(path=str(tmp_path / "l.jsonl"), max_epsilon=10.0)
+    pipe = make_pipeline(OneHotEncoder(categories=cats), DPLogisticRegression(solver="output_perturbation"))
+    with pytest.raises(ValueError, match=r"X column 1 holds values \['q'\] outside the public categories"):
+        DPGridSearchCV(pipe, {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA, ledger=led).fit(Xc, y)
+    assert led.pending == [] and len(led) == 0
+    # handle_unknown="ignore" accepts it (the encoder maps it to zeros wherever it falls).
+    pipe.set_params(onehotencoder__handle_unknown="ignore")
+    DPGridSearchCV(pipe, {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA, random_state=0).fit(Xc, y)
 
 
 def test_audit_rare_label_small_validation_part(monkeypatch):

@@ -125,6 +125,15 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
                     input_name="X")
         validate_data(self, X, skip_check_array=True)
         check_consistent_length(X, y)
+        # An unknown category would make an inner fit (training part) or a validation score
+        # raise, depending on where the split put it: refuse it here, before any budget.
+        for j, cats in column_categories(self.estimator, X, strict=True).items():
+            column = X.iloc[:, j] if hasattr(X, "iloc") else X[:, j]
+            unknown = set(np.asarray(column, dtype=object).tolist()) - set(np.asarray(cats, dtype=object).tolist())
+            if unknown:
+                raise ValueError(f"X column {j} holds values [{', '.join(sorted(map(repr, unknown))[:5])}] outside the public "
+                                 "categories of its encoder (handle_unknown='error'); add them to categories= or "
+                                 "set handle_unknown.")
         y = column_or_1d(y, warn=True)
         if is_clf:
             check_classification_targets(y)

@@ -216,19 +216,26 @@ def _resolve_columns(cols, X):
     return [names.index(c) if isinstance(c, str) else int(c) for c in cols]
 
 
-def column_categories(estimator, X):
-    """{column index: public categories} for the encoders that read X's columns directly."""
+def column_categories(estimator, X, strict=False):
+    """{column index: public categories} for the encoders that read X's columns directly.
+
+    ``strict=True``: only the encoders that raise on an unknown category
+    (``handle_unknown="error"``), whose columns the search checks before any budget.
+    """
+    def wanted(step):
+        return _public_encoder(step) and (not strict or getattr(step, "handle_unknown", "error") == "error")
+
     first = estimator
     while isinstance(first, Pipeline):
         first = next((s for _, s in first.steps if s is not None and s != "passthrough"), None)
-    if _public_encoder(first):
+    if wanted(first):
         return dict(enumerate(first.categories))
     out = {}
     if isinstance(first, ColumnTransformer):
         for _, trans, cols in first.transformers:
             while isinstance(trans, Pipeline):
                 trans = trans.steps[0][1]
-            if _public_encoder(trans):
+            if wanted(trans):
                 out.update(zip(_resolve_columns(cols, X), trans.categories))
     return out
 
