@@ -150,7 +150,8 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         ``classes_`` of y is public (docs/privacy.md, P2), or the ``classes`` the user set on
         the final step. Passing it to every fit (the final step's ``classes``) makes each
         model's ``classes_`` that set whichever records fall in the training part: a label
-        absent from it still gets coefficients from the mechanism, and nothing raises.
+        absent from it still gets coefficients from the mechanism, and nothing raises. Sets
+        ``spec.fixed`` (the parameters every clone gets) and returns the label set.
 
         Raises
         ------
