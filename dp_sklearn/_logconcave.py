@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 __all__ = ["MAX_EXACT_DIM", "check_exact_dim", "check_float_resolution", "loss_lipschitz", "glm_objective",
            "exact_glm_samples"]

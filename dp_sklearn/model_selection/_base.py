@@ -131,9 +131,9 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             column = X.iloc[:, j] if hasattr(X, "iloc") else X[:, j]
             unknown = set(np.asarray(column, dtype=object).tolist()) - set(np.asarray(cats, dtype=object).tolist())
             if unknown:
-                raise ValueError(f"X column {j} holds values [{', '.join(sorted(map(repr, unknown))[:5])}] outside the public "
-                                 "categories of its encoder (handle_unknown='error'); add them to categories= or "
-                                 "set handle_unknown.")
+                shown = ", ".join(sorted(map(repr, unknown))[:5])
+                raise ValueError(f"X column {j} holds values [{shown}] outside the public categories of its encoder "
+                                 "(handle_unknown='error'); add them to categories= or set handle_unknown.")
         y = column_or_1d(y, warn=True)
         if is_clf:
             check_classification_targets(y)
