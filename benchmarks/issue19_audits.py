@@ -16,6 +16,7 @@ settings (it sets the tail of the running time).
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
 import time
@@ -37,7 +38,8 @@ class _Patch:
         self.undo = []
 
     def setattr(self, obj, name, value):
-        self.undo.append((obj, name, getattr(obj, name)))
+        # the raw attribute (a class's staticmethod stays a staticmethod when restored)
+        self.undo.append((obj, name, inspect.getattr_static(obj, name)))
         setattr(obj, name, value)
 
     def close(self):
@@ -53,12 +55,12 @@ def _report(label, claimed, run):
           f"fnr={res.fnr:.4f}, {res.n_samples}+{res.n_samples} runs, {time.time() - t:.0f} s", flush=True)
 
 
-def search():
+def search(configs=((3, 0.1), (2, 0.1), (2, 0.3))):
     import test_model_selection_attacks as t
 
     from dp_sklearn.audit import audit_epsilon
 
-    for n_classes, cv in [(3, 0.1), (2, 0.1), (2, 0.3)]:
+    for n_classes, cv in configs:
         D, Dp = t._rare_label_pair(1000, n_classes)
         mech = t._rare_label_search(cv, n_classes)
         for control in (False, True):
