@@ -26,7 +26,8 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 from .._data import ClippingWarning
 from .._progress import MAX_STEP_LINES, progress
 from ._calibration import Calibrator
-from ._estimator import EstimatorSpec, column_categories, released_event, synthetic_like
+from ._estimator import (EstimatorSpec, check_categories, column_categories, public_label_set, released_event,
+                         synthetic_like)
 from ._repeat_select import covered
 from ._scoring import noisy_score, resolve_scorer
 
@@ -125,15 +126,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
                     input_name="X")
         validate_data(self, X, skip_check_array=True)
         check_consistent_length(X, y)
-        # An unknown category would make an inner fit (training part) or a validation score
-        # raise, depending on where the split put it: refuse it here, before any budget.
-        for j, cats in column_categories(self.estimator, X, strict=True).items():
-            column = X.iloc[:, j] if hasattr(X, "iloc") else X[:, j]
-            unknown = set(np.asarray(column, dtype=object).tolist()) - set(np.asarray(cats, dtype=object).tolist())
-            if unknown:
-                shown = ", ".join(sorted(map(repr, unknown))[:5])
-                raise ValueError(f"X column {j} holds values [{shown}] outside the public categories of its encoder "
-                                 "(handle_unknown='error'); add them to categories= or set handle_unknown.")
+        check_categories(self.estimator, X)
         y = column_or_1d(y, warn=True)
         if is_clf:
             check_classification_targets(y)
@@ -143,40 +136,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
         return X, y
 
-    @staticmethod
-    def _label_set(spec, y):
-        """The public label set every inner fit is given (before any budget is reserved).
-
-        ``classes_`` of y is public (docs/privacy.md, P2), or the ``classes`` the user set on
-        the final step. Passing it to every fit (the final step's ``classes``) makes each
-        model's ``classes_`` that set whichever records fall in the training part: a label
-        absent from it still gets coefficients from the mechanism, and nothing raises. Sets
-        ``spec.fixed`` (the parameters every clone gets) and returns the label set.
-
-        Raises
-        ------
-        ValueError
-            If the final step has no ``classes`` parameter, or y holds labels outside the
-            ``classes`` set on it.
-        """
-        if spec.classes_key is None:
-            raise ValueError(
-                "DPGridSearchCV gives every internal fit the public label set through the classifier's `classes` "
-                "parameter (otherwise a label absent from the training part would change the model's classes_ "
-                f"or make the fit raise, revealing how many records carry it); {type(spec.estimator).__name__} "
-                "has no such parameter on its final step."
-            )
-        given = spec.estimator.get_params(deep=True)[spec.classes_key]
-        labels = np.unique(y)
-        if given is not None:
-            given = np.unique(np.asarray(given))
-            unknown = np.setdiff1d(labels, given)
-            if unknown.size:
-                raise ValueError(f"y contains labels {unknown.tolist()} that are not in "
-                                 f"{spec.classes_key}={given.tolist()}.")
-            labels = given
-        spec.fixed = {spec.classes_key: labels}
-        return labels
+    _label_set = staticmethod(public_label_set)
 
     @staticmethod
     def _split(X, y, n_val, rng):

@@ -22,7 +22,8 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder
 from sklearn.utils import get_tags
 
-__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories"]
+__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories", "check_categories",
+           "public_label_set"]
 
 _ENCODERS = (OneHotEncoder, OrdinalEncoder)
 
@@ -263,3 +264,58 @@ def synthetic_like(X, n_rows, rng, categories=None):
         out = np.column_stack([np.asarray(c, dtype=object) for c in cols])
         return out.astype(X.dtype) if getattr(X, "dtype", object) != object else out
     return Z
+
+
+def check_categories(estimator, X):
+    """Refuse values outside the public categories of an encoder with ``handle_unknown="error"``.
+
+    Otherwise the inner fit (training part) or the validation score would raise, depending on
+    where the split put the value; the search calls this before any budget is reserved.
+
+    Raises
+    ------
+    ValueError
+        Naming the column and up to five of the unknown values.
+    """
+    for j, cats in column_categories(estimator, X, strict=True).items():
+        column = X.iloc[:, j] if hasattr(X, "iloc") else X[:, j]
+        unknown = set(np.asarray(column, dtype=object).tolist()) - set(np.asarray(cats, dtype=object).tolist())
+        if unknown:
+            shown = ", ".join(sorted(map(repr, unknown))[:5])
+            raise ValueError(f"X column {j} holds values [{shown}] outside the public categories of its encoder "
+                             "(handle_unknown='error'); add them to categories= or set handle_unknown.")
+
+
+def public_label_set(spec, y):
+    """The public label set every inner fit of the search is given (before any budget is reserved).
+
+    ``classes_`` of y is public (docs/privacy.md, P2), or the ``classes`` the user set on the
+    final step. Passing it to every fit (the final step's ``classes``) makes each model's
+    ``classes_`` that set whichever records fall in the training part: a label absent from it
+    still gets coefficients from the mechanism, and nothing raises. Sets ``spec.fixed`` (the
+    parameters every clone gets) and returns the label set.
+
+    Raises
+    ------
+    ValueError
+        If the final step has no ``classes`` parameter, or y holds labels outside the
+        ``classes`` set on it.
+    """
+    if spec.classes_key is None:
+        raise ValueError(
+            "DPGridSearchCV gives every internal fit the public label set through the classifier's `classes` "
+            "parameter (otherwise a label absent from the training part would change the model's classes_ "
+            f"or make the fit raise, revealing how many records carry it); {type(spec.estimator).__name__} "
+            "has no such parameter on its final step."
+        )
+    given = spec.estimator.get_params(deep=True)[spec.classes_key]
+    labels = np.unique(y)
+    if given is not None:
+        given = np.unique(np.asarray(given))
+        unknown = np.setdiff1d(labels, given)
+        if unknown.size:
+            raise ValueError(f"y contains labels {unknown.tolist()} that are not in "
+                             f"{spec.classes_key}={given.tolist()}.")
+        labels = given
+    spec.fixed = {spec.classes_key: labels}
+    return labels
