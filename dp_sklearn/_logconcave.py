@@ -19,14 +19,21 @@ its envelope mass, a point uniformly in it, and the point is kept if it lies in 
 ``log U < f(theta) - log envelope``: the kept points have exactly the density proportional
 to exp(f) on D (up to floating point), with no distance to the target to account for.
 
-Partition: a 32-cell (1-D) or 16 x 16 (2-D) grid of the box, refined by halving every cell
-whose share of the envelope mass exceeds 1e-3 while its looseness bound
-``2 kappa sum_j |d_j F(c)| h_j / 2 + kappa n M ||h / 2||^2 / 2`` exceeds 1 (M = curvature
-x_norm^2 + l2_reg bounds the Hessian of F / n), up to 2^15 cells. Any partition with a valid
-envelope on each cell gives exact samples, so the refinement (which looks at the data) only
-changes the acceptance rate and the running time: the number of cells and of rejected
-proposals depend on the data (a timing side channel, as for any rejection sampler; the
-released value is exact).
+Partition and proposals on a fixed public schedule (issue 19, item 3). Any partition with a
+valid envelope on each cell gives exact samples, so the data may choose *which* cells are
+refined, but not how many: the box is cut into a 32-cell (1-D) or 16 x 16 (2-D) grid, and
+each of ``_ROUNDS`` = 20 rounds halves the ``_SPLITS`` = 16 (1-D) or 32 (2-D) cells with the
+largest bound ``w (1 - exp(-loose))`` on their rejected envelope mass (w the cell's envelope
+mass, ``loose = 2 kappa sum_j |d_j F(c)| h_j / 2 + kappa n M ||h / 2||^2 / 2`` its looseness,
+M = curvature x_norm^2 + l2_reg bounding the Hessian of F / n). Cells outside the domain are
+kept with zero mass. The envelope is therefore always ``_n_cells(dim)`` cells (352 in 1-D,
+2176 in 2-D), each evaluated once: the same number of objective evaluations on every dataset.
+Proposals are drawn in blocks of ``_BLOCK_PROPOSALS`` = 512, every proposal of a block is
+evaluated, and the first accepted ones are returned (i.i.d. proposals, so the kept points are
+i.i.d. exact draws). A second block is needed only when none of the 512 is accepted, an event
+of probability ``(1 - a)^512`` where ``a`` is the acceptance rate; that event (and the
+arithmetic's own timing, e.g. of sparse products) is the only way the work of a draw can
+depend on the data (docs/privacy.md, "What the analyst sees", states it with a measured ``a``).
 """
 
 from __future__ import annotations
@@ -34,7 +41,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 __all__ = ["MAX_EXACT_DIM", "check_exact_dim", "check_float_resolution", "loss_lipschitz", "glm_objective",
            "exact_glm_samples"]
@@ -43,10 +49,10 @@ __all__ = ["MAX_EXACT_DIM", "check_exact_dim", "check_float_resolution", "loss_l
 MAX_EXACT_DIM = 2
 #: cells per axis of the initial grid, by dimension
 _INITIAL_CELLS = {1: 32, 2: 16}
-#: a cell is split while its share of the envelope mass exceeds _SHARE and its looseness _LOOSE
-_SHARE, _LOOSE = 1e-3, 1.0
-#: largest number of cells
-_MAX_CELLS = 2**15
+#: refinement rounds, and cells halved per round by dimension (a public schedule)
+_ROUNDS, _SPLITS = 20, {1: 16, 2: 32}
+#: proposals drawn and evaluated per block of the rejection loop
+_BLOCK_PROPOSALS = 512
 #: entries of one (n, m) block of margins
 _BLOCK = 2**22
 #: the envelope's floating-point margin is _ROUNDING (n + 16) times the magnitudes involved (a sum of n
@@ -157,28 +163,36 @@ def _split(centers, half):
     return kids.reshape(-1, dim), np.repeat(h, len(signs), axis=0)
 
 
-def _envelope(F, kappa, curv_n, lo, hi, domain):
-    """Cells covering the domain (adaptively refined where the envelope carries mass and is loose).
+def _n_cells(dim):
+    """Number of cells of every envelope in ``dim`` dimensions (public)."""
+    return _INITIAL_CELLS[dim] ** dim + _ROUNDS * _SPLITS[dim] * (2**dim - 1)
 
-    Any partition with a valid envelope on each cell gives exact samples; refinement only
-    raises the acceptance rate. A cell is split while its share of the envelope mass exceeds
-    ``_SHARE`` and its looseness bound exceeds ``_LOOSE`` (at most ``_MAX_CELLS`` cells).
+
+def _domain_bounds(F, kappa, curv_n, centers, half, domain):
+    """:func:`_bounds`, with zero envelope mass on the cells that do not meet the domain."""
+    log_env, loose = _bounds(F, kappa, curv_n, centers, half)
+    log_env[~_inside(centers, *domain, slack=np.linalg.norm(half, axis=1))] = -np.inf
+    return log_env, loose
+
+
+def _envelope(F, kappa, curv_n, lo, hi, domain):
+    """Cells covering the domain, refined on the public schedule (module docstring).
+
+    Each round halves the ``_SPLITS[dim]`` cells with the largest bound on their rejected
+    envelope mass; the cell count and the number of objective evaluations are fixed by the
+    dimension, whatever the data. Returns the centres, half-sides and log-envelopes.
     """
     dim = len(lo)
     centers, half = _grid(lo, hi, _INITIAL_CELLS[dim])
-    keep = _inside(centers, *domain, slack=np.linalg.norm(half, axis=1))
-    centers, half = centers[keep], half[keep]
-    log_env, loose = _bounds(F, kappa, curv_n, centers, half)
-    while len(centers) < _MAX_CELLS:
+    log_env, loose = _domain_bounds(F, kappa, curv_n, centers, half, domain)
+    for _ in range(_ROUNDS):
         logw = log_env + np.sum(np.log(2.0 * half), axis=1)
-        share = np.exp(logw - logsumexp(logw))
-        split = (share > _SHARE) & (loose > _LOOSE)
-        if not split.any():
-            break
+        with np.errstate(divide="ignore"):
+            rejected = logw + np.log(-np.expm1(-np.maximum(loose, 0.0)))  # log of w (1 - exp(-loose))
+        split = np.zeros(len(centers), dtype=bool)
+        split[np.argsort(-rejected, kind="stable")[:_SPLITS[dim]]] = True
         kids, kid_half = _split(centers[split], half[split])
-        keep = _inside(kids, *domain, slack=np.linalg.norm(kid_half, axis=1))
-        kids, kid_half = kids[keep], kid_half[keep]
-        kid_env, kid_loose = _bounds(F, kappa, curv_n, kids, kid_half)
+        kid_env, kid_loose = _domain_bounds(F, kappa, curv_n, kids, kid_half, domain)
         centers = np.concatenate([centers[~split], kids])
         half = np.concatenate([half[~split], kid_half])
         log_env = np.concatenate([log_env[~split], kid_env])
@@ -186,7 +200,8 @@ def _envelope(F, kappa, curv_n, lo, hi, domain):
     return centers, half, log_env
 
 
-def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1, center=None, local_radius=None):
+def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1, center=None, local_radius=None,
+                      return_work=False):
     """``size`` exact draws from the density proportional to exp(-kappa F) on the domain D.
 
     Parameters
@@ -207,11 +222,16 @@ def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1,
         Number of draws.
     center, local_radius : ndarray of shape (dim,) and float, default=None
         If given, D is B(0, radius) intersected with B(center, local_radius).
+    return_work : bool, default=False
+        Also return ``{"cells": ..., "proposals": ...}``, the work done (for the tests: the
+        cell count is public, the proposal count a multiple of ``_BLOCK_PROPOSALS``).
 
     Returns
     -------
     ndarray of shape (size, dim)
         Independent exact draws.
+    work : dict
+        Only with ``return_work=True``.
     """
     dim = problem.dim
     if dim > MAX_EXACT_DIM:
@@ -224,16 +244,18 @@ def exact_glm_samples(problem, rng, *, kappa, l2_reg, curvature, radius, size=1,
     logw = log_env + np.sum(np.log(2.0 * half), axis=1)  # envelope mass of each cell
     prob = np.exp(logw - logw.max())
     prob /= prob.sum()
-    out, n_out, batch = [], 0, int(min(4096, max(64, 8 * size)))
+    out, n_out, proposals = [], 0, 0
     while n_out < size:
-        idx = rng.choice(len(centers), size=batch, p=prob)
-        theta = centers[idx] + half[idx] * (2.0 * rng.random((batch, dim)) - 1.0)
-        u = rng.random(batch)
+        idx = rng.choice(len(centers), size=_BLOCK_PROPOSALS, p=prob)
+        theta = centers[idx] + half[idx] * (2.0 * rng.random((_BLOCK_PROPOSALS, dim)) - 1.0)
+        u = rng.random(_BLOCK_PROPOSALS)
+        # every proposal of the block is evaluated (outside points at a public stand-in): fixed work
         inside = _inside(theta, *domain)
-        ok = np.zeros(batch, dtype=bool)
-        if inside.any():
-            ok[inside] = np.log(u[inside]) < -kappa * F(theta[inside]) - log_env[idx[inside]]
+        log_target = -kappa * F(np.where(inside[:, None], theta, 0.0))
+        ok = inside & (np.log(u) < log_target - log_env[idx])
         kept = theta[ok][: size - n_out]
         out.append(kept)
         n_out += len(kept)
-    return np.concatenate(out)
+        proposals += _BLOCK_PROPOSALS
+    samples = np.concatenate(out)
+    return (samples, {"cells": len(centers), "proposals": proposals}) if return_work else samples

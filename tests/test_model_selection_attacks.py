@@ -14,6 +14,7 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
 from dp_sklearn._accounting import gaussian_noise_multiplier
 from dp_sklearn.ledger import PrivacyLedger, compose_epsilon
+from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.model_selection import DPGridSearchCV
 
 EPS, DELTA = 2.0, 1e-6
@@ -272,3 +273,135 @@ def test_regressor_pipeline_with_public_steps(diabetes):
     pipe = make_pipeline(FunctionTransformer(), DPRidge(bounds_y=(0, 400), solver="noisy_gd"))
     s = DPGridSearchCV(pipe, {"dpridge__alpha": [0.1, 1.0]}, epsilon=EPS, delta=DELTA, random_state=0).fit(Xtr, ytr)
     assert s.epsilon_ <= EPS
+
+
+# ---------------------------------------------------------------------------------- issue 19.1: rare labels
+def _rare_label_pair(n, n_classes):
+    """Replace-one pair: label r = n_classes - 1 on record 0 in D, on records 0 and 1 in D' (same label set)."""
+    X = np.random.default_rng(0).standard_normal((n, 2)) / 2
+    y = np.r_[n_classes - 1, np.arange(1, n) % (n_classes - 1)]
+    y_prime = y.copy()
+    y_prime[1] = n_classes - 1
+    return (X, y), (X, y_prime)
+
+
+def _rare_label_search(cv, n_classes):
+    """Mechanism: one search; output (raised, r in classes_)."""
+    def mechanism(X, y, rng):
+        s = DPGridSearchCV(DPLogisticRegression(solver="objective_perturbation"), {"C": [1.0]}, epsilon=1.0,
+                           delta=DELTA, cv=cv, selection="exhaustive", random_state=rng)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s.fit(X, y)
+        except ValueError:
+            return np.array([1.0, 0.0])
+        return np.array([0.0, float(n_classes - 1 in s.best_estimator_.classes_)])
+    return mechanism
+
+
+def _rare_label_event(out):
+    """2 when the search raised, 1 when r is missing from classes_, 0 otherwise."""
+    return out[:, 0] + 1.0 - out[:, 1]
+
+
+def _old_label_set(spec, y):
+    """Before issue 19: inner fits took their classes from the training part."""
+    spec.fixed = {}
+    return np.unique(y)
+
+
+def _old_split(X, y, n_val, rng):
+    """Before issue 19: the split raised when the training part had a single class."""
+    perm = rng.permutation(y.shape[0])
+    idx_val, idx_tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+    if np.unique(y[idx_tr]).size < 2:
+        raise ValueError("The training part of the split has a single class; use a larger cv training share.")
+    return X[idx_tr], y[idx_tr], X[idx_val], y[idx_val]
+
+
+def _reinject_rare_label_leak(monkeypatch):
+    from dp_sklearn.model_selection._base import _BaseDPSearch
+
+    monkeypatch.setattr(_BaseDPSearch, "_label_set", staticmethod(_old_label_set))
+    monkeypatch.setattr(_BaseDPSearch, "_split", staticmethod(_old_split))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_every_inner_fit_gets_the_full_label_set(n_classes, monkeypatch):
+    # Issue 19 item 1 at cv=0.1: old main raised "training part has a single class" (2 classes)
+    # or released a model whose classes_ lacked r (3 classes) when every r-record fell in the
+    # validation part (seeds 0-29 include such splits).
+    (X, y), _ = _rare_label_pair(200, n_classes)
+    for seed in range(30):
+        s = DPGridSearchCV(DPLogisticRegression(solver="objective_perturbation"), {"C": [1.0]}, epsilon=1.0,
+                           delta=DELTA, cv=0.1, selection="exhaustive", random_state=seed).fit(X, y)
+        np.testing.assert_array_equal(s.classes_, np.arange(n_classes))
+        assert s.best_estimator_.coef_.shape[0] == (1 if n_classes == 2 else n_classes)
+        assert np.all(np.isfinite(s.best_estimator_.coef_))
+    # Pipelines: the label set goes to the final step.
+    pipe = make_pipeline(FunctionTransformer(), DPLogisticRegression(solver="objective_perturbation"))
+    s = DPGridSearchCV(pipe, {"dplogisticregression__C": [1.0]}, epsilon=1.0, delta=DELTA, cv=0.1,
+                       selection="exhaustive", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(s.classes_, np.arange(n_classes))
+    # The old path, re-injected, shows the event on these seeds.
+    _reinject_rare_label_leak(monkeypatch)
+    out = np.array([_rare_label_search(0.1, n_classes)(X, y, seed) for seed in range(30)])
+    assert _rare_label_event(out).max() >= 1
+
+
+def test_label_set_validation_before_any_budget(tmp_path):
+    X, y = _small_problem()
+    led = PrivacyLedger(path=str(tmp_path / "l.jsonl"), max_epsilon=10.0)
+    with pytest.raises(ValueError, match=r"labels \[1\] that are not in classes=\[0, 2\]"):
+        DPGridSearchCV(DPLogisticRegression(classes=[0, 2]), GRID, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
+    with pytest.raises(ValueError, match="search sets"):
+        DPGridSearchCV(DPLogisticRegression(), {"classes": [[0, 1]]}, epsilon=EPS, delta=DELTA, ledger=led).fit(X, y)
+    assert led.pending == [] and len(led) == 0
+    # A public label set wider than y's labels is kept.
+    s = DPGridSearchCV(DPLogisticRegression(classes=[0, 1, 2]), GRID, epsilon=EPS, delta=DELTA,
+                       random_state=0).fit(X, y)
+    np.testing.assert_array_equal(s.classes_, [0, 1, 2])
+
+
+def test_unknown_category_is_refused_before_any_budget(tmp_path):
+    # Otherwise the inner fit (training part) or the validation score raised, depending on the split.
+    Xc, y, cats = _categorical_problem(200)
+    Xc[5, 1] = "q"
+    led = PrivacyLedger(path=str(tmp_path / "l.jsonl"), max_epsilon=10.0)
+    pipe = make_pipeline(OneHotEncoder(categories=cats), DPLogisticRegression(solver="output_perturbation"))
+    with pytest.raises(ValueError, match=r"X column 1 holds values \['q'\] outside the public categories"):
+        DPGridSearchCV(pipe, {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA, ledger=led).fit(Xc, y)
+    assert led.pending == [] and len(led) == 0
+    # handle_unknown="ignore" accepts it (the encoder maps it to zeros wherever it falls).
+    pipe.set_params(onehotencoder__handle_unknown="ignore")
+    DPGridSearchCV(pipe, {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA, random_state=0).fit(Xc, y)
+
+
+def test_audit_rare_label_small_validation_part(monkeypatch):
+    # n = 10, cv = 0.1: a validation part of one row, so every r-record of D' can never all be
+    # in it while D's one is with probability 0.1 (the exact bound is infinite). 500 + 500 searches.
+    D, D_prime = _rare_label_pair(10, 2)
+    mech = _rare_label_search(0.1, 2)
+    res = audit_epsilon(mech, D, D_prime, n_samples=500, statistic=_rare_label_event, random_state=0)
+    assert res.epsilon_lower <= 1.0, res
+    _reinject_rare_label_leak(monkeypatch)
+    bad = audit_epsilon(mech, D, D_prime, n_samples=500, statistic=_rare_label_event, random_state=0)
+    assert bad.epsilon_lower > 1.0, bad
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_audit_rare_label_at_the_issue_strength(n_classes, monkeypatch):
+    # Issue 19 item 1 at its trial count (1500 + 1500 searches), 2 and 3 classes, on the n = 10
+    # pair of the fast test (a validation part of one row). On the issue's n = 1000 pair the
+    # control has little power at this count: P(event) is 0.1 on D and 0.0099 on D', and with
+    # random_state=0 the re-injected old path gives 0.906 (cv=0.1) and 0.923 (cv=0.3), below 1,
+    # while the fixed search gives 0 (benchmarks/issue19_audits.py, --only search).
+    D, D_prime = _rare_label_pair(10, n_classes)
+    mech = _rare_label_search(0.1, n_classes)
+    res = audit_epsilon(mech, D, D_prime, n_samples=1500, statistic=_rare_label_event, random_state=0)
+    assert res.epsilon_lower <= 1.0, res
+    _reinject_rare_label_leak(monkeypatch)
+    bad = audit_epsilon(mech, D, D_prime, n_samples=1500, statistic=_rare_label_event, random_state=0)
+    assert bad.epsilon_lower > 1.0, bad

@@ -26,7 +26,8 @@ from sklearn.utils.validation import check_array, check_consistent_length, check
 from .._progress import MAX_STEP_LINES, progress
 from .._release import private_fit, seed_sequence
 from ._calibration import Calibrator
-from ._estimator import EstimatorSpec, check_categories, column_categories, released_event, synthetic_like
+from ._estimator import (EstimatorSpec, check_categories, column_categories, public_label_set, released_event,
+                         synthetic_like)
 from ._repeat_select import covered
 from ._scoring import noisy_score, resolve_scorer
 
@@ -95,6 +96,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
                     input_name="X")
         validate_data(self, X, skip_check_array=True)
         check_consistent_length(X, y)
+        check_categories(self.estimator, X)
         y = column_or_1d(y, warn=True)
         if is_clf:
             check_classification_targets(y)
@@ -104,12 +106,13 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             y = check_array(y, ensure_2d=False, dtype=np.float64, input_name="y")
         return X, y
 
-    def _split(self, X, y, n_val, rng, is_clf):
-        n = y.shape[0]
-        perm = rng.permutation(n)
+    _label_set = staticmethod(public_label_set)
+
+    @staticmethod
+    def _split(X, y, n_val, rng):
+        """Uniformly random validation part of ``n_val`` rows; nothing here depends on the values."""
+        perm = rng.permutation(y.shape[0])
         idx_val, idx_tr = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        if is_clf and np.unique(y[idx_tr]).size < 2:
-            raise ValueError("The training part of the split has a single class; use a larger cv training share.")
         return _safe_indexing(X, idx_tr), y[idx_tr], _safe_indexing(X, idx_val), y[idx_val]
 
     def _ledgers(self, spec):
@@ -152,6 +155,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         X, y = self._check_data(X, y, is_clf, categories)
         if sp.issparse(X) and X.format not in ("csr", "csc"):  # COO, DIA, BSR: not row-indexable
             X = X.tocsr()
+        labels = self._label_set(spec, y) if is_clf else None
         n = y.shape[0]
         n_val = int(round(self.cv * n))
         if n_val < 1 or n - n_val < 2:
@@ -159,7 +163,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
         ss_main, ss_fits = seed_sequence(self.random_state).spawn(2)
         rng = np.random.default_rng(ss_main)
         candidates, grid = self._candidate_pool(spec, rng)
-        synthetic = partial(_synthetic_pair, X, np.unique(y) if is_clf else None, categories,
+        synthetic = partial(_synthetic_pair, X, labels, categories,
                             np.random.default_rng(12345))  # public stand-in data
         calibrator = Calibrator(spec, candidates, synthetic, n - n_val, n, delta_c=self._run_delta(len(candidates)),
                                 score_fraction=self.score_fraction, selection=self.selection,
@@ -171,7 +175,7 @@ class _BaseDPSearch(MetaEstimatorMixin, BaseEstimator):
             print(f"[{type(self).__name__}] {self.selection}: {len(candidates)} calibration candidates, per-run "
                   f"epsilon_c={plan.eps_c:.4g} (fit {plan.eps_fit:.4g}, delta {plan.delta_c:.3g}), score noise "
                   f"std={noise_std:.4g}, total epsilon={plan.epsilon:.4g} at delta={float(self.delta):g}")
-        data = self._split(X, y, n_val, rng, is_clf)
+        data = self._split(X, y, n_val, rng)
         runs = _Runs(spec, plan, data, scorer, noise_std, rng, ss_fits)
         with private_fit(self, plan.total_event, ledgers=self._ledgers(spec), epsilon=plan.epsilon,
                          delta=self.delta) as release:

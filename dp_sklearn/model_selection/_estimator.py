@@ -21,7 +21,8 @@ from sklearn.pipeline import Pipeline
 from .._composite import _public_encoder, check_public, released_event
 from .._release import shares
 
-__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories", "check_categories"]
+__all__ = ["EstimatorSpec", "released_event", "synthetic_like", "column_categories", "check_categories",
+           "public_label_set"]
 
 
 def _check_public(step, path):
@@ -76,6 +77,14 @@ class EstimatorSpec:
         #: so that no subsampled event enters a repeat-and-select release
         self.full_batch = False
         self.default_batch_keys = [k for k in keys("batch_size") if params[k] is None]
+        #: the ``classes`` parameter of the final step (None if it has none)
+        prefix = ""
+        final = estimator
+        while isinstance(final, Pipeline) and final.steps:
+            prefix, final = prefix + final.steps[-1][0] + "__", final.steps[-1][1]
+        self.classes_key = prefix + "classes" if prefix + "classes" in params else None
+        #: parameters set on every clone (the search sets the public label set here)
+        self.fixed = {}
         self.estimator = estimator
 
     def _shares(self, params):
@@ -97,8 +106,9 @@ class EstimatorSpec:
 
     def forbidden_keys(self):
         """Parameters the search sets itself (never in a grid)."""
-        return (set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
+        keys = (set(self.eps_keys) | set(self.delta_keys) | set(self.ledger_keys) | set(self.rs_keys)
                 | set(self.owned_keys))
+        return keys | ({self.classes_key} if self.classes_key else set())
 
     def make(self, params, epsilon, delta, seed_seq=None):
         """A clone with the DP steps' budget set, ledgers off and fresh Generators.
@@ -114,6 +124,7 @@ class EstimatorSpec:
         over.update({k: np.random.default_rng(c) for k, c in zip(self.rs_keys, children)})
         if self.full_batch:
             over.update({k: "full" for k in self.default_batch_keys})
+        over.update(self.fixed)
         over.update(params)
         return clone(self.estimator).set_params(**over)
 
@@ -217,3 +228,38 @@ def check_categories(estimator, X):
             raise ValueError(f"Column {name!r} of X holds values {unknown[:5]!r} outside the public categories "
                              f"{list(allowed)!r} of its encoder (handle_unknown='error'): add them to categories= or "
                              "set handle_unknown='ignore'. Nothing was reserved.")
+
+
+def public_label_set(spec, y):
+    """The public label set every inner fit of the search is given (before any budget is reserved).
+
+    ``classes_`` of y is public (docs/privacy.md, P2), or the ``classes`` the user set on the
+    final step. Passing it to every fit (the final step's ``classes``) makes each model's
+    ``classes_`` that set whichever records fall in the training part: a label absent from it
+    still gets coefficients from the mechanism, and nothing raises. Sets ``spec.fixed`` (the
+    parameters every clone gets) and returns the label set.
+
+    Raises
+    ------
+    ValueError
+        If the final step has no ``classes`` parameter, or y holds labels outside the
+        ``classes`` set on it.
+    """
+    if spec.classes_key is None:
+        raise ValueError(
+            "DPGridSearchCV gives every internal fit the public label set through the classifier's `classes` "
+            "parameter (otherwise a label absent from the training part would change the model's classes_ "
+            f"or make the fit raise, revealing how many records carry it); {type(spec.estimator).__name__} "
+            "has no such parameter on its final step."
+        )
+    given = spec.estimator.get_params(deep=True)[spec.classes_key]
+    labels = np.unique(y)
+    if given is not None:
+        given = np.unique(np.asarray(given))
+        unknown = np.setdiff1d(labels, given)
+        if unknown.size:
+            raise ValueError(f"y contains labels {unknown.tolist()} that are not in "
+                             f"{spec.classes_key}={given.tolist()}.")
+        labels = given
+    spec.fixed = {spec.classes_key: labels}
+    return labels

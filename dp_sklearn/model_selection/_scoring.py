@@ -90,7 +90,7 @@ def resolve_scorer(scoring, score_bounds, is_classifier, bounds_y):
 
 
 def noisy_score(func, low, high, y_true, y_pred, noise_std, rng):
-    """Mean of the clipped per-record terms plus N(0, noise_std^2) noise.
+    """Mean of the clipped per-record terms plus N(0, noise_std^2) noise (NaN terms count as ``low``).
 
     Raises
     ------
@@ -100,4 +100,6 @@ def noisy_score(func, low, high, y_true, y_pred, noise_std, rng):
     terms = np.asarray(func(y_true, y_pred), dtype=float)
     if terms.shape != (len(y_true),):
         raise ValueError(f"scoring must return one term per validation row, got shape {terms.shape}.")
+    # a non-finite term (a callable scoring's NaN) counts as ``low``: every term stays in [low, high]
+    terms = np.nan_to_num(terms, nan=low, posinf=high, neginf=low)
     return float(np.clip(terms, low, high).mean() + rng.normal(0.0, noise_std))

@@ -211,8 +211,9 @@ class DPGridSearchCV(_BaseDPSearch):
         which is private only under replace-one while the RDP accountant of
         repeat-and-select works under add/remove; a non-private data-fitted
         step; several DP steps of which one has no finite epsilon > 0 to
-        split the budget by; invalid data (NaN or inf, inconsistent lengths, one class).
-        Everything is validated before the ledger is asked for budget, and a
+        split the budget by; invalid data (NaN or inf, inconsistent lengths, one class, labels
+        outside the final step's ``classes``, values outside an encoder's public categories);
+        a classifier with no ``classes`` parameter on its final step. Everything is validated before the ledger is asked for budget, and a
         reservation is released if the search fails before its first private
         fit.
     dp_sklearn.ledger.BudgetExceededError

@@ -211,9 +211,17 @@ def _clamped_dphi(loss, s, y, bound):
 def _implicit_step(plan, loss, x, y, x_norm, v, pos):
     """argmin_theta ||theta - v||^2 / 2 + eta (l_C(<x, theta>; y) + Psi ||theta||^2 / 2), eta = 1 / (Psi (pos + 1)).
 
-    The minimizer is (v - eta phi_C'(s) x) / (1 + eta Psi) with s = <x, theta> the root of the
-    increasing h(s) = s (1 + eta Psi) + eta ||x||^2 phi_C'(s) - <x, v>: closed form for the
-    (clipped) squared loss, Brent's method to floating-point precision for the logistic loss.
+    The minimizer is (v - eta d x) / (1 + eta Psi), where d = phi_C'(s) is the clipped
+    derivative at s = <x, theta>, i.e. the fixed point d = phi_C'(s(d)) with
+    s(d) = (<x, v> - eta ||x||^2 d) / (1 + eta Psi). For the (clipped) squared loss it is
+    closed form. For the logistic loss d lies in [-m, m], m = min(c / ||x||, sup |phi'|), and
+    g(d) = d - phi_C'(s(d)) is increasing; the step is total (defined for every finite input):
+    if g(-m) >= 0 or g(m) <= 0 the derivative is saturated and d = -m or m in closed form
+    (this is the case c < ||x|| with |phi'(s)| >= c / ||x|| at the solution); otherwise
+    g(-m) < 0 < g(m) as evaluated, a valid bracket for Brent's method, run to floating-point
+    precision without raising. Every returned d has |d| ||x|| <= min(c, ||x|| sup |phi'|), so
+    the one-step bound Delta_g / (Psi (t + 1)) holds for the computed step, not only the
+    exact one (docs/user_guide/online.md).
     """
     eta = 1.0 / (plan.alpha * (pos + 1))
     k = 1.0 + eta * plan.alpha
@@ -221,16 +229,23 @@ def _implicit_step(plan, loss, x, y, x_norm, v, pos):
         return v / k
     xv = float(np.asarray(x @ v).ravel()[0])
     bound = plan.clip_norm / x_norm  # phi_C' = clamp(phi', -bound, bound)
+    w = eta * x_norm**2
     if loss.name == "squared":
-        s = (xv + eta * x_norm**2 * y) / (k + eta * x_norm**2)
-        if abs(s - y) > bound:
-            s = (xv - eta * x_norm**2 * bound * np.sign(s - y)) / k
+        s = (xv + w * y) / (k + w)
+        d = float(np.clip(s - y, -bound, bound))
     else:
-        def h(s):
-            return s * k + eta * x_norm**2 * _clamped_dphi(loss, s, y, bound) - xv
-        reach = eta * x_norm**2 * min(bound, 1.0) / k
-        s = brentq(h, xv / k - reach - 1e-300, xv / k + reach + 1e-300, xtol=1e-300, rtol=4 * np.finfo(float).eps)
-    d = _clamped_dphi(loss, s, y, bound)
+        m = min(bound, loss.derivative_bound())
+
+        def g(d):
+            return d - _clamped_dphi(loss, (xv - w * d) / k, y, m)
+
+        lo, hi = g(-m), g(m)
+        if lo >= 0.0:
+            d = -m
+        elif hi <= 0.0:
+            d = m
+        else:
+            d = brentq(g, -m, m, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=2000, disp=False)
     return (v - eta * d * np.asarray(x.T @ np.array([1.0])).ravel()) / k
 
 

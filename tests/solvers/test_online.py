@@ -330,3 +330,99 @@ def test_a_later_partial_fit_with_other_classes_raises():
     with pytest.raises(ValueError, match=r"classes=\[0, 7\] differs"):
         clf.partial_fit(X, y, classes=[0, 7])
     assert clf.n_samples_seen_ == n_seen
+
+
+# --- Issue 19 item 2: the implicit step is total (no data-dependent exception) ---------------------
+
+def _old_implicit_step(plan, loss, x, y, x_norm, v, pos):
+    """The step before issue 19 (negative control): Brent's method on s, a bracket endpoint
+    exactly 0 in real arithmetic when the clipped derivative saturates, so it may raise."""
+    from scipy.optimize import brentq
+
+    eta = 1.0 / (plan.alpha * (pos + 1))
+    k = 1.0 + eta * plan.alpha
+    if x_norm == 0.0:
+        return v / k
+    xv = float(np.asarray(x @ v).ravel()[0])
+    bound = plan.clip_norm / x_norm
+
+    def h(s):
+        return s * k + eta * x_norm**2 * online._clamped_dphi(loss, s, y, bound) - xv
+
+    reach = eta * x_norm**2 * min(bound, 1.0) / k
+    s = brentq(h, xv / k - reach - 1e-300, xv / k + reach + 1e-300, xtol=1e-300, rtol=4 * np.finfo(float).eps)
+    d = online._clamped_dphi(loss, s, y, bound)
+    return (v - eta * d * np.asarray(x.T @ np.array([1.0])).ravel()) / k
+
+
+def _implicit_pair(n=20):
+    """Replace-one pair for DPOnlineClassifier(update="implicit", clip_norm=0.3, data_norm=1):
+    in D every row has norm 0.2 (< clip_norm: never saturated); in D' the last record is
+    (-1, 0), whose clipped derivative saturates at clip_norm / ||x|| = 0.3: the old bracket's
+    endpoint is then 0 in real arithmetic and positive after rounding at this stream state."""
+    X = np.zeros((n, 2))
+    X[:, 0] = 0.2
+    y = np.r_[0, np.arange(1, n) % 2]
+    Xp = X.copy()
+    Xp[-1] = [-1.0, 0.0]
+    return (X, y), (Xp, y.copy())
+
+
+def _implicit_fit(X, y, rng):
+    """Output (1, 0, 0) when fit raises, else (0, coef): whether it raised is the observable."""
+    est = DPOnlineClassifier(update="implicit", clip_norm=0.3, data_norm=1.0, fit_intercept=False, alpha=0.5,
+                             epsilon=EPS, delta=DELTA, random_state=rng)
+    try:
+        est.fit(X, y)
+    except ValueError:
+        return np.array([1.0, 0.0, 0.0])
+    return np.r_[0.0, est.coef_.ravel()]
+
+
+def _raised(out):
+    return out[:, 0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_implicit_step_is_total_when_the_clipped_derivative_saturates(seed):
+    # Issue 19 item 2: clip_norm below the row's norm made brentq raise "f(a) and f(b) must
+    # have different signs" before any noise; now every finite input gives a step, and a
+    # saturated step is the closed form d = -y c / ||x||.
+    rng = np.random.default_rng(seed)
+    loss = LogisticLoss()
+    plan = _plan(loss, alpha=0.1, clip=0.3, radius=10.0, update="implicit")
+    for _ in range(300):
+        x = rng.normal(size=3) * rng.choice([1e-3, 1.0, 10.0, 1e3])
+        v = rng.normal(size=3) * rng.choice([0.0, 1.0, 5.0])
+        y, pos = float(rng.choice([-1.0, 1.0])), int(rng.integers(0, 5000))
+        nx = float(np.linalg.norm(x))
+        got = online._implicit_step(plan, loss, x[None, :], y, nx, v, pos)
+        assert np.all(np.isfinite(got))
+        eta, k = 1.0 / (0.1 * (pos + 1)), 1.0 + 1.0 / (pos + 1)
+        d = float((v - k * got) @ x) / (eta * nx**2)  # the derivative the step used
+        assert abs(d) * nx <= 0.3 * (1 + 1e-9) and abs(d) <= 1.0 + 1e-12
+        s = float(x @ got)
+        np.testing.assert_allclose(d, np.clip(loss.dphi(np.array([s]), np.array([y]))[0], -0.3 / nx, 0.3 / nx),
+                                   rtol=1e-7, atol=1e-12)
+    # The issue's case: a row of norm 1 with clip_norm 0.3, random data.
+    Xr = np.random.default_rng(seed).normal(size=(200, 3))
+    DPOnlineClassifier(update="implicit", clip_norm=0.3, random_state=seed).fit(Xr, (Xr[:, 0] > 0).astype(int))
+
+
+def test_implicit_fit_raises_on_neither_neighbour(monkeypatch):
+    # Old main: fit raised on D' in every run and on D in none (500/500 vs 0/500, lower bound 4.9).
+    D, Dp = _implicit_pair()
+    assert all(_implicit_fit(*Dp, np.random.default_rng(s))[0] == 0.0 for s in range(20))
+    monkeypatch.setattr(online, "_implicit_step", _old_implicit_step)
+    assert all(_implicit_fit(*Dp, np.random.default_rng(s))[0] == 1.0 for s in range(20))
+    assert all(_implicit_fit(*D, np.random.default_rng(s))[0] == 0.0 for s in range(20))
+
+
+def test_audit_implicit_exception_with_negative_control(monkeypatch):
+    # Issue 19 item 2 at its strength (500 + 500 fits): the exception is the statistic.
+    D, Dp = _implicit_pair()
+    res = audit_epsilon(_implicit_fit, D, Dp, n_samples=500, statistic=_raised, random_state=0)
+    assert res.epsilon_lower <= EPS, res
+    monkeypatch.setattr(online, "_implicit_step", _old_implicit_step)
+    bad = audit_epsilon(_implicit_fit, D, Dp, n_samples=500, statistic=_raised, random_state=0)
+    assert bad.epsilon_lower > EPS, bad
