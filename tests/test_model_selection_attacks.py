@@ -370,7 +370,7 @@ def test_unknown_category_is_refused_before_any_budget(tmp_path):
     Xc[5, 1] = "q"
     led = PrivacyLedger(path=str(tmp_path / "l.jsonl"), max_epsilon=10.0)
     pipe = make_pipeline(OneHotEncoder(categories=cats), DPLogisticRegression(solver="output_perturbation"))
-    with pytest.raises(ValueError, match=r"X column 1 holds values \['q'\] outside the public categories"):
+    with pytest.raises(ValueError, match=r"Column 1 of X holds values \['q'\] outside the public categories"):
         DPGridSearchCV(pipe, {"dplogisticregression__C": [1.0]}, epsilon=EPS, delta=DELTA, ledger=led).fit(Xc, y)
     assert led.pending == [] and len(led) == 0
     # handle_unknown="ignore" accepts it (the encoder maps it to zeros wherever it falls).
