@@ -114,8 +114,10 @@ def test_epsilon_inf_and_sparse(diabetes):
     est = DPRidge(solver="objective_perturbation_ddr", alpha=1.0, epsilon=np.inf, data_norm=100.0,
                   bounds_y=(-1e4, 1e4), fit_intercept=False).fit(Xtr, ytr)
     np.testing.assert_allclose(est.coef_, Ridge(alpha=1.0, fit_intercept=False).fit(Xtr, ytr).coef_, rtol=1e-6)
-    a = DPRidge(solver="objective_perturbation_ddr", bounds_y=(25, 346), random_state=0).fit(Xtr, ytr)
-    b = DPRidge(solver="objective_perturbation_ddr", bounds_y=(25, 346), random_state=0).fit(sp.csr_matrix(Xtr), ytr)
+    # data_norm explicit: its default depends on the input type (sqrt(p) dense, 1 sparse)
+    kw = dict(solver="objective_perturbation_ddr", bounds_y=(25, 346), data_norm=np.sqrt(Xtr.shape[1]), random_state=0)
+    a = DPRidge(**kw).fit(Xtr, ytr)
+    b = DPRidge(**kw).fit(sp.csr_matrix(Xtr), ytr)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-8, atol=1e-10)
 
 

@@ -119,8 +119,10 @@ def test_epsilon_inf_and_sparse(cancer):
     a = DPLogisticRegression(solver="objective_perturbation", epsilon=np.inf).fit(Xtr, ytr)
     b = DPLogisticRegression(solver="objective_perturbation", epsilon=np.inf, accounting="paper").fit(Xtr, ytr)
     np.testing.assert_allclose(a.coef_, b.coef_)  # no noise: the exact regularized minimizer either way
-    d = DPLogisticRegression(solver="objective_perturbation", random_state=0).fit(Xtr, ytr)
-    s = DPLogisticRegression(solver="objective_perturbation", random_state=0).fit(sp.csr_matrix(Xtr), ytr)
+    # data_norm explicit: its default depends on the input type (sqrt(p) dense, 1 sparse)
+    kw = dict(solver="objective_perturbation", data_norm=np.sqrt(Xtr.shape[1]), random_state=0)
+    d = DPLogisticRegression(**kw).fit(Xtr, ytr)
+    s = DPLogisticRegression(**kw).fit(sp.csr_matrix(Xtr), ytr)
     np.testing.assert_allclose(d.coef_, s.coef_, rtol=1e-6, atol=1e-8)
 
 

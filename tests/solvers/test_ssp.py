@@ -114,8 +114,10 @@ def test_epsilon_inf_is_the_exact_ridge(diabetes):
 
 def test_dense_and_csr_agree(diabetes):
     X, y = diabetes
-    a = DPRidge(solver="ssp", bounds_y=(25, 346), random_state=0).fit(X, y)
-    b = DPRidge(solver="ssp", bounds_y=(25, 346), random_state=0).fit(sp.csr_matrix(X), y)
+    # data_norm explicit: its default depends on the input type (sqrt(p) dense, 1 sparse)
+    kw = dict(solver="ssp", bounds_y=(25, 346), data_norm=np.sqrt(X.shape[1]), random_state=0)
+    a = DPRidge(**kw).fit(X, y)
+    b = DPRidge(**kw).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-10, atol=1e-10)
 
 
