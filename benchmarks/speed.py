@@ -849,10 +849,11 @@ def _load_avg():
         return "n/a"
 
 
-def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", only=None):
+def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", only=None, on_rows=None):
     """Default fit of every estimator vs scikit-learn (and diffprivlib), interleaved, one BLAS thread.
 
-    Returns ``(rows, notes)``; see :func:`default_fits_markdown` for the table.
+    Returns ``(rows, notes)``; see :func:`default_fits_markdown` for the table. ``on_rows(rows,
+    notes)`` is called after each configuration (partial results survive an interrupted run).
     """
     import tempfile
 
@@ -874,6 +875,8 @@ def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", o
                     X, y_reg = D.dense_regression(n, p, np.random.default_rng(0))
                     rows += _config_rows(f"dense {n:.0e} x {p}".replace("e+0", "e"), X, y_reg, (y_reg > 0).astype(int),
                                          ests, repeats, worker, tmp, 4.0)
+                    if on_rows is not None:
+                        on_rows(rows, notes + [f"PARTIAL: up to dense {n} x {p}"])
                     del X, y_reg
                     gc.collect()
             ds = None
@@ -953,14 +956,20 @@ def main_defaults(argv):
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
-    rows, notes = default_fits(args.quick, args.data_dir if pathlib.Path(args.data_dir).exists() else None,
-                               args.dpl_python, only)
-    command = "python -m benchmarks.speed defaults " + " ".join(shlex.quote(a) for a in argv)
-    md = default_fits_markdown(rows, notes, command.strip(), args.quick)
+    command = ("python -m benchmarks.speed defaults " + " ".join(shlex.quote(a) for a in argv)).strip()
     here = pathlib.Path(__file__).parent
     name = "speed_defaults_quick" if args.quick else "speed_defaults"
-    (here / "results" / f"{name}.md").write_text(md)
-    (here / "results" / f"{name}.json").write_text(json.dumps({"rows": rows, "notes": notes}, indent=1, default=str))
+
+    def save(rows, notes):
+        md = default_fits_markdown(rows, notes, command, args.quick)
+        (here / "results" / f"{name}.md").write_text(md)
+        (here / "results" / f"{name}.json").write_text(json.dumps({"rows": rows, "notes": notes}, indent=1,
+                                                                  default=str))
+        return md
+
+    rows, notes = default_fits(args.quick, args.data_dir if pathlib.Path(args.data_dir).exists() else None,
+                               args.dpl_python, only, on_rows=save)
+    md = save(rows, notes)
     if not args.no_readme and only is None:
         write_readme_table(md, here / "README.md")
     print(md)

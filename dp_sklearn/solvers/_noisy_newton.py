@@ -53,13 +53,14 @@ import scipy.sparse as sp
 from .._gram import GRAM_MAX_DIM, _sparse_gram
 from .._sets import Unconstrained
 from ._base import Plan, register
-from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
-from ._noisy_gd import curvature_share
-from ._ssp import FAILURE_PROBABILITY
+from ._common import check_gaussian_delta, curvature_share, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
 
 __all__ = ["noisy_newton", "plan_noisy_newton", "default_n_iter", "newton_applies", "CONTRACTION_TARGET",
            "MAX_DIM"]
 
+#: rho of AdaSSP (Wang 2018, Algorithm 2; as in :mod:`dp_sklearn.solvers._ssp`): the shift makes the
+#: noisy Gram matrix dominate the exact one with probability >= 1 - rho
+FAILURE_PROBABILITY = 0.05
 #: the default T shrinks the initial error by this factor at the loss's typical contraction
 CONTRACTION_TARGET = 0.01
 #: largest number of design columns (the p x p Gram matrix is formed and factorized)
@@ -73,7 +74,7 @@ def default_n_iter(loss):
     Hessian's curvature is h and the bound's is m. For the squared loss h = m (f = 1, up
     to the noise shift Lambda); for the logistic loss ``h / m`` is the ratio of
     ``sigma'(margin)`` to its bound 1/4, ``f = curvature_share(loss)`` = 0.18 at the typical
-    fitted margin 3 (:func:`dp_sklearn.solvers._noisy_gd.curvature_share`). T steps shrink
+    fitted margin 3 (:func:`dp_sklearn.solvers._common.curvature_share`). T steps shrink
     the initial error to ``(1 - f)^T <= exp(-f T)``; T = log(100) / f makes it 1%:
     5 steps for the squared loss, 26 for the logistic loss.
     """
