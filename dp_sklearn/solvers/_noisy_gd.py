@@ -17,7 +17,7 @@ from .._accounting import gaussian_noise_multiplier, poisson_noise_multiplier
 from .._progress import steps
 from .._sets import bounded_domain
 from ._base import Plan, register
-from ._common import (CLIP_FRACTION, TYPICAL_MARGIN, clipped_sum_source, curvature_share, default_clip_norm,
+from ._common import (CLIP_FRACTION, clipped_sum_source, curvature_share, default_clip_norm,
                       default_sampling_rate, gradient_steps_plan, noisy_clipped_gradient)
 
 __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
