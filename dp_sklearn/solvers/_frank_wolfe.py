@@ -111,7 +111,8 @@ def plan_frank_wolfe(public, constraint, *, epsilon, delta, max_iter=None, accou
     T = int(max_iter) if max_iter is not None else default_n_iter(public, constraint, epsilon)
     sens = 2.0 * constraint.radius * gradient_linf_bound(public, constraint) / public.n  # of u(s) = <s, grad>
     eps0, mode, event = _step_mechanism(epsilon, delta, T, accounting)
-    info = {"score_sensitivity": sens, "mode": mode}
+    # passes over the data (public): one to form the Gram matrix, else one product per step
+    info = {"score_sensitivity": sens, "mode": mode, "passes": 1 if gram_worthwhile(public) else T}
     if mode == "laplace":
         info["laplace_scale"] = 2 * sens / eps0  # report-noisy-min with Laplace(b) is (2 sens / b)-DP
     return Plan(event, float(epsilon), float(delta), T, eps0, constraint, info)
