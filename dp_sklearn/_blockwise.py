@@ -35,6 +35,15 @@ def _row_blocks(n, sizes):
 _FAST_B = (1e-140, 1e140)
 
 
+def _push_back(V, rows, n_rows, per):
+    """Rows of a clipped block whose computed norm is 1 + O(ulp) are divided back to <= 1."""
+    nt = np.linalg.norm(V, axis=1) if rows is None else np.sqrt(np.bincount(rows, V * V, n_rows))
+    over = nt > 1.0
+    if over.any():
+        sel = over if rows is None else over[rows]
+        V[sel] /= per(nt * _SHRINK)[sel]
+
+
 def _clip_direct(V, rows, n_rows, norms, B):
     """Rows whose squared norms are finite: clip in place with the directly computed norms.
 
@@ -48,11 +57,7 @@ def _clip_direct(V, rows, n_rows, norms, B):
     clipped = norms > B
     per = (lambda a: a[:, None]) if rows is None else (lambda a: a[rows])
     V *= per(np.where(clipped, 1.0 / np.where(clipped, norms, 1.0), 1.0 / B))
-    nt = np.linalg.norm(V, axis=1) if rows is None else np.sqrt(np.bincount(rows, V * V, n_rows))
-    over = nt > 1.0
-    if over.any():
-        sel = over if rows is None else over[rows]
-        V[sel] /= per(nt * _SHRINK)[sel]
+    _push_back(V, rows, n_rows, per)
     return warn
 
 
@@ -88,11 +93,7 @@ def clip_block_l2(V, rows, n_rows, B):
     with np.errstate(over="ignore"):  # x / B overflows only in rows that are clipped
         V[...] = np.where(per(clipped), S / per(safe_r), V / B)
     del S
-    nt = np.linalg.norm(V, axis=1) if rows is None else np.sqrt(np.bincount(rows, V * V, n_rows))
-    over = nt > 1.0
-    if over.any():
-        sel = over if rows is None else over[rows]
-        V[sel] /= per(nt * _SHRINK)[sel]
+    _push_back(V, rows, n_rows, per)
     return warn
 
 
