@@ -648,6 +648,8 @@ QUICK_NS, QUICK_PS = (1_000, 10_000, 100_000), (20,)
 DEFAULT_REPEATS, QUICK_REPEATS = 5, 3
 #: ... unless one round of them already took longer than this (seconds): then fewer rounds
 ROUND_BUDGET = 60.0
+#: an estimator whose DP fit took longer than this (seconds) is not run at the larger sizes
+SKIP_AFTER = 5.0
 README_BEGIN, README_END = "<!-- speed-defaults:begin -->", "<!-- speed-defaults:end -->"
 
 
@@ -841,6 +843,13 @@ def _config_rows(label, X, y_reg, y_bin, ests, repeats, worker, tmpdir, dp_x_bou
     return rows
 
 
+def _skipped_row(label, est, why):
+    """A table row for an estimator not run at this size (its fit exceeded ``SKIP_AFTER`` at a smaller n)."""
+    return {"data": label, "estimator": est[0], "counterpart": est[3], "dpl": est[5], "solver": None, "n_iter": None,
+            "passes": None, "dp_s": None, "sk_s": None, "dpl_s": None, "repeats": 0, "ratio_sk": None,
+            "ratio_dpl": None, "errors": {"skipped": f"not run: {why} (> {SKIP_AFTER:g} s)"}}
+
+
 def _load_avg():
     try:
         with open("/proc/loadavg") as f:
@@ -871,10 +880,15 @@ def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", o
             Xw, yw = D.dense_regression(2000, 20, np.random.default_rng(1))  # process warm-up (cold imports)
             _config_rows("warm-up", Xw, yw, (yw > 0).astype(int), ests, 1, worker, tmp, 4.0)
             for p in ps:
+                slow = {}
                 for n in ns:
                     X, y_reg = D.dense_regression(n, p, np.random.default_rng(0))
-                    rows += _config_rows(f"dense {n:.0e} x {p}".replace("e+0", "e"), X, y_reg, (y_reg > 0).astype(int),
-                                         ests, repeats, worker, tmp, 4.0)
+                    label = f"dense {n:.0e} x {p}".replace("e+0", "e")
+                    rows += _config_rows(label, X, y_reg, (y_reg > 0).astype(int),
+                                         [e for e in ests if e[0] not in slow], repeats, worker, tmp, 4.0)
+                    rows += [_skipped_row(label, e, slow[e[0]]) for e in ests if e[0] in slow]
+                    slow.update({r["estimator"]: f"DP fit {r['dp_s']:.1f} s at {r['data']}" for r in rows
+                                 if r["data"] == label and (r["dp_s"] or 0) > SKIP_AFTER})
                     if on_rows is not None:
                         on_rows(rows, notes + [f"PARTIAL: up to dense {n} x {p}"])
                     del X, y_reg
@@ -920,7 +934,7 @@ def default_fits_markdown(rows, notes, command, quick):
                      [[r["data"], r["estimator"], r["solver"] or "n/a", r["n_iter"] if r["n_iter"] is not None else "n/a",
                        fmt(r["passes"], 3), fmt(r["dp_s"], 3), r["counterpart"], fmt(r["sk_s"], 3),
                        (f"{r['ratio_sk']:.2f}x" if r["ratio_sk"] is not None else
-                        ("error" if r["errors"] else "n/a")),
+                        ("skipped" if "skipped" in r["errors"] else "error" if r["errors"] else "n/a")),
                        (f"{r['ratio_dpl']:.2f}x" if r["ratio_dpl"] is not None else
                         ("—" if r["dpl"] is None else "n/a")), r["repeats"]] for r in rows])
     errs = [f"- {r['data']} {r['estimator']}: {k} {v}" for r in rows for k, v in r["errors"].items()]
