@@ -648,8 +648,10 @@ QUICK_NS, QUICK_PS = (1_000, 10_000, 100_000), (20,)
 DEFAULT_REPEATS, QUICK_REPEATS = 5, 3
 #: ... unless one round of them already took longer than this (seconds): then fewer rounds
 ROUND_BUDGET = 60.0
-#: an estimator whose DP fit took longer than this (seconds) is not run at the larger sizes
+#: an estimator whose DP fit took longer than this (seconds) is not run at the larger sizes ...
 SKIP_AFTER = 5.0
+#: ... except these (the issue's acceptance estimators), always run
+NEVER_SKIPPED = ("DPRidge", "DPLasso", "DPLogisticRegression")
 README_BEGIN, README_END = "<!-- speed-defaults:begin -->", "<!-- speed-defaults:end -->"
 
 
@@ -843,6 +845,22 @@ def _config_rows(label, X, y_reg, y_bin, ests, repeats, worker, tmpdir, dp_x_bou
     return rows
 
 
+def _news20_rows(data_dir, quick, notes, ests, repeats, worker, tmp):
+    """The news20 configuration (CSR), or no rows with a note when the file is absent."""
+    if data_dir is None:
+        notes.append("news20 skipped (no --data-dir)")
+        return []
+    ds, err = safe_call(D.load_news20, data_dir)
+    if err:
+        notes.append(f"news20 skipped ({err})")
+        return []
+    if quick:
+        ds = D._subsample(ds, QUICK_NEWS20, None)
+    X = ds.X_train
+    return _config_rows(f"news20 {X.shape[0]} x {X.shape[1]} CSR", X, ds.y_train.astype(float), ds.y_train, ests,
+                        repeats, worker, tmp, 1.0)
+
+
 def _skipped_row(label, est, why):
     """A table row for an estimator not run at this size (its fit exceeded ``SKIP_AFTER`` at a smaller n)."""
     return {"data": label, "estimator": est[0], "counterpart": est[3], "dpl": est[5], "solver": None, "n_iter": None,
@@ -879,33 +897,29 @@ def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", o
         with threadpool_limits(1), tempfile.TemporaryDirectory() as tmp:
             Xw, yw = D.dense_regression(2000, 20, np.random.default_rng(1))  # process warm-up (cold imports)
             _config_rows("warm-up", Xw, yw, (yw > 0).astype(int), ests, 1, worker, tmp, 4.0)
-            for p in ps:
-                slow = {}
-                for n in ns:
-                    X, y_reg = D.dense_regression(n, p, np.random.default_rng(0))
-                    label = f"dense {n:.0e} x {p}".replace("e+0", "e")
-                    rows += _config_rows(label, X, y_reg, (y_reg > 0).astype(int),
-                                         [e for e in ests if e[0] not in slow], repeats, worker, tmp, 4.0)
-                    rows += [_skipped_row(label, e, slow[e[0]]) for e in ests if e[0] in slow]
-                    slow.update({r["estimator"]: f"DP fit {r['dp_s']:.1f} s at {r['data']}" for r in rows
-                                 if r["data"] == label and (r["dp_s"] or 0) > SKIP_AFTER})
+            slow = {p: {} for p in ps}
+            # n ascending with every p at each n, news20 before the largest n: an interrupted run
+            # still has every smaller configuration
+            order = [(n, p) for n in ns[:-1] for p in ps] + [("news20", None)] + [(ns[-1], p) for p in ps]
+            for n, p in order:
+                if n == "news20":
+                    rows += _news20_rows(data_dir, quick, notes, ests, repeats, worker, tmp)
                     if on_rows is not None:
-                        on_rows(rows, notes + [f"PARTIAL: up to dense {n} x {p}"])
-                    del X, y_reg
-                    gc.collect()
-            ds = None
-            if data_dir is not None:
-                ds, err = safe_call(D.load_news20, data_dir)
-                if err:
-                    notes.append(f"news20 skipped ({err})")
-            else:
-                notes.append("news20 skipped (no --data-dir)")
-            if ds is not None:
-                if quick:
-                    ds = D._subsample(ds, QUICK_NEWS20, None)
-                X = ds.X_train
-                rows += _config_rows(f"news20 {X.shape[0]} x {X.shape[1]} CSR", X, ds.y_train.astype(float),
-                                     ds.y_train, ests, repeats, worker, tmp, 1.0)
+                        on_rows(rows, notes + ["PARTIAL: news20 done"])
+                    continue
+                slow_p = slow[p]
+                X, y_reg = D.dense_regression(n, p, np.random.default_rng(0))
+                label = f"dense {n:.0e} x {p}".replace("e+0", "e")
+                rows += _config_rows(label, X, y_reg, (y_reg > 0).astype(int),
+                                     [e for e in ests if e[0] not in slow_p], repeats, worker, tmp, 4.0)
+                rows += [_skipped_row(label, e, slow_p[e[0]]) for e in ests if e[0] in slow_p]
+                slow_p.update({r["estimator"]: f"DP fit {r['dp_s']:.1f} s at {r['data']}" for r in rows
+                               if r["data"] == label and (r["dp_s"] or 0) > SKIP_AFTER
+                           and r["estimator"] not in NEVER_SKIPPED})
+                if on_rows is not None:
+                    on_rows(rows, notes + [f"PARTIAL: up to dense {n} x {p}"])
+                del X, y_reg
+                gc.collect()
     finally:
         if worker is not None:
             worker.close()

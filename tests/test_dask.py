@@ -63,8 +63,10 @@ CASES = {
     "ridge_noisy_gd_gram": (DPRidge, {"solver": "noisy_gd", "max_iter": 40, "bounds_y": (-4, 4), "clip_norm": 10.0},
                             "y"),  # C never binds
     "ridge_auto_bounds": (DPRidge, {"solver": "noisy_gd", "max_iter": 40, "data_norm": "auto"}, "y"),
-    "ridge_default": (DPRidge, {"bounds_y": (-4, 4)}, "y"),  # solver="auto": noisy_newton at this n
+    "ridge_default": (DPRidge, {"bounds_y": (-4, 4)}, "y"),  # solver="auto"
+    "ridge_noisy_newton": (DPRidge, {"solver": "noisy_newton", "bounds_y": (-4, 4)}, "y"),
     "logistic_default": (DPLogisticRegression, {}, "binary"),
+    "logistic_noisy_newton": (DPLogisticRegression, {"solver": "noisy_newton"}, "binary"),
     "logistic_multinomial_newton": (DPLogisticRegression, {"solver": "noisy_newton"}, "labels"),
     "ridge_ssp": (DPRidge, {"solver": "ssp", "bounds_y": (-4, 4)}, "y"),
     "lasso_frank_wolfe": (DPLasso, {"max_iter": 200, "bounds_y": (-4, 4)}, "y"),

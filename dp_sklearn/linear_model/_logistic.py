@@ -184,8 +184,8 @@ class DPLogisticRegression(_DPClassifierBase):
         ``"auto"``: for penalty="l2", ``"noisy_newton"`` (one noisy Gram matrix, then 26
         preconditioned noisy gradient steps) where its public test
         ``dp_sklearn.solvers._noisy_newton.newton_applies`` holds (at most 2000
-        features and a Gram noise below the mean eigenvalue of X^T X for rows on the
-        bound: a function of n, n_features, epsilon and delta only), else
+        features and a Gram noise below a quarter of the mean eigenvalue of X^T X for
+        rows on the bound: a function of n, n_features, epsilon and delta only), else
         ``"noisy_gd"``; ``"frank_wolfe"`` for penalty="l1". Or one of the registered
         solvers for the logistic losses and the penalty: ``"noisy_gd"``, ``"noisy_newton"``, ``"objective_perturbation"``, ``"output_perturbation"``,
         ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,

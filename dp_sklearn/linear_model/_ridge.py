@@ -58,8 +58,8 @@ class DPRidge(_DPRegressorBase):
         ``"auto"``: ``"noisy_newton"`` (a few passes: one noisy Gram matrix, then 5
         preconditioned noisy gradient steps) where its public test
         ``dp_sklearn.solvers._noisy_newton.newton_applies`` holds (at most 2000
-        features and a Gram noise below the mean eigenvalue of X^T X for rows on the
-        bound: a function of n, n_features, epsilon and delta only), else
+        features and a Gram noise below a quarter of the mean eigenvalue of X^T X for
+        rows on the bound: a function of n, n_features, epsilon and delta only), else
         ``"noisy_gd"``. Or a private mechanism: one of the registered solvers for the
         squared loss with an l2 penalty (``"noisy_gd"``, ``"noisy_newton"``, ``"output_perturbation"``,
         ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``,

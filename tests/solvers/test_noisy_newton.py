@@ -106,8 +106,14 @@ def test_default_choice_is_a_public_rule():
     def applies(n, p, eps, loss=SquaredLoss()):
         return nn.newton_applies(PublicProblem(n, p + 1, math.sqrt(2.0), 1.0, loss), eps, 1e-6)
 
-    assert applies(10_000, 20, 1.0) and not applies(1_000, 20, 1.0) and not applies(332, 10, 1.0)
-    assert applies(10**6, 100, 1.0, LogisticLoss()) and not applies(10_000, 100, 1.0, LogisticLoss())
+    assert applies(100_000, 20, 1.0) and not applies(10_000, 20, 1.0) and not applies(332, 10, 1.0)
+    assert applies(10**6, 100, 1.0, LogisticLoss()) and not applies(100_000, 100, 1.0, LogisticLoss())
+    # the shift must stay below SIGNAL_RATIO = 1/4 of the mean eigenvalue for rows on the bound
+    public = PublicProblem(100_000, 21, math.sqrt(2.0), 1.0, SquaredLoss())
+    z, _, _ = nn.gaussian_steps_plan(1.0, 1e-6, nn.default_n_iter(public.loss) + 1)
+    lam = nn._shift(z * math.sqrt(2.0) * 2.0, 21)
+    n_min = lam * 21 / (nn.SIGNAL_RATIO * 2.0)
+    assert applies(math.ceil(n_min), 20, 1.0) and not applies(math.floor(n_min) - 1, 20, 1.0)
     assert not applies(10**7, 2001, 1.0) and not applies(10_000, 20, np.inf)
     rng = np.random.default_rng(3)
     X = rng.normal(size=(12_000, 6))
