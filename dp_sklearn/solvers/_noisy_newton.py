@@ -100,7 +100,9 @@ def newton_applies(public, epsilon, delta, max_iter=None):
     the error to about 2% there, and rows whose norms are half the bound (their eigenvalues
     a quarter of it) still keep half. Above it the bound is dominated by noise, each step is
     a short gradient step, and noisy gradient descent with its longer schedule is the better
-    use of the budget. On the tabular suite's tuning half (2 seeds, epsilon 1 and 5) the
+    use of the budget. ``DPRidge``'s ``solver="auto"`` uses this test;
+    ``DPLogisticRegression`` keeps ``noisy_gd`` (on ijcnn1 the 26 logistic steps scored
+    lower, ``benchmarks/results/few_pass_accuracy.md``). On the tabular suite's tuning half (2 seeds, epsilon 1 and 5) the
     mean normalized score with this rule was 0.716 / 0.883 against 0.717 / 0.883 for
     ``noisy_gd`` (0.715 / 0.885 with the ratio 1). Only n, dim, x_norm, epsilon and delta
     enter (``docs/privacy.md``, P4).

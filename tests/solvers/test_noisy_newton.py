@@ -127,6 +127,7 @@ def test_default_choice_is_a_public_rule():
 
 
 def test_default_is_as_accurate_as_noisy_gd_where_chosen():
+    """DPRidge's "auto" takes noisy_newton at this n and scores as well as noisy_gd."""
     rng = np.random.default_rng(4)
     n, p = 20_000, 10
     X = rng.normal(size=(n + 5000, p))
@@ -135,7 +136,9 @@ def test_default_is_as_accurate_as_noisy_gd_where_chosen():
     yb = (y > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for Est, t in ((DPRidge, y), (DPLogisticRegression, yb)):
+        # the logistic losses keep noisy_gd under "auto" (on ijcnn1 the 26 steps scored lower)
+        assert DPLogisticRegression(random_state=0).fit(X[:n], yb[:n]).solver_ == "noisy_gd"
+        for Est, t in ((DPRidge, y),):
             new = [Est(random_state=s).fit(X[:n], t[:n]) for s in range(3)]
             old = [Est(solver="noisy_gd", random_state=s).fit(X[:n], t[:n]) for s in range(3)]
             assert all(m.solver_ == "noisy_newton" for m in new)
