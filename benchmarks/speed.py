@@ -982,11 +982,16 @@ def main_defaults(argv):
     ap.add_argument("--dpl-python", default="/tmp/dpl/bin/python")
     ap.add_argument("--only", default=None, help="comma-separated estimator names")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    ap.add_argument("--merge", action="store_true",
+                    help="with --only: replace these estimators' rows in the full run's results "
+                         "(benchmarks/results/speed_defaults.json) and regenerate its table and the README's")
     args = ap.parse_args(argv)
     only = set(args.only.split(",")) if args.only else None
     command = ("python -m benchmarks.speed defaults " + " ".join(shlex.quote(a) for a in argv)).strip()
     here = pathlib.Path(__file__).parent
     name = "speed_defaults_quick" if args.quick else "speed_defaults"
+    if only is not None:
+        name += "_only_" + "_".join(sorted(only))
 
     def save(rows, notes):
         md = default_fits_markdown(rows, notes, command, args.quick)
@@ -998,9 +1003,31 @@ def main_defaults(argv):
     rows, notes = default_fits(args.quick, args.data_dir if pathlib.Path(args.data_dir).exists() else None,
                                args.dpl_python, only, on_rows=save)
     md = save(rows, notes)
-    if not args.no_readme and only is None:
+    if only is not None and args.merge:
+        md = _merge_into_full(here, rows, notes, only, command, args.quick)
+    if not args.no_readme and (only is None or args.merge):
         write_readme_table(md, here / "README.md")
     print(md)
+
+
+def _merge_into_full(here, rows, notes, only, command, quick):
+    """Replace the rows of the estimators ``only`` in the full run's results with this run's; returns the table."""
+    name = "speed_defaults_quick" if quick else "speed_defaults"
+    path = here / "results" / f"{name}.json"
+    full = json.loads(path.read_text())
+    order = {}
+    for r in full["rows"] + rows:
+        order.setdefault(r["data"], len(order))
+    merged = [r for r in full["rows"] if r["estimator"] not in only] + rows
+    names = [e[0] for e in default_estimators()]
+    merged.sort(key=lambda r: (order[r["data"]], names.index(r["estimator"]) if r["estimator"] in names else 99))
+    merged_notes = full["notes"] + [f"rows of {', '.join(sorted(only))} re-measured by `{command}`: "
+                                    + "; ".join(notes)]
+    full_command = f"python -m benchmarks.speed defaults{' --quick' if quick else ''}"
+    md = default_fits_markdown(merged, merged_notes, full_command, quick)
+    path.write_text(json.dumps({"rows": merged, "notes": merged_notes}, indent=1, default=str))
+    (here / "results" / f"{name}.md").write_text(md)
+    return md
 
 
 if __name__ == "__main__":
