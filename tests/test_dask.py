@@ -59,14 +59,20 @@ def _max_rel(a, b):
 
 
 CASES = {
-    "ridge_noisy_gd": (DPRidge, {"max_iter": 40, "bounds_y": (-4, 4)}, "y"),
-    "ridge_noisy_gd_gram": (DPRidge, {"max_iter": 40, "bounds_y": (-4, 4), "clip_norm": 10.0}, "y"),  # C never binds
-    "ridge_auto_bounds": (DPRidge, {"max_iter": 40, "data_norm": "auto"}, "y"),  # bounds_y="auto" (default)
+    "ridge_noisy_gd": (DPRidge, {"solver": "noisy_gd", "max_iter": 40, "bounds_y": (-4, 4)}, "y"),
+    "ridge_noisy_gd_gram": (DPRidge, {"solver": "noisy_gd", "max_iter": 40, "bounds_y": (-4, 4), "clip_norm": 10.0},
+                            "y"),  # C never binds
+    "ridge_auto_bounds": (DPRidge, {"solver": "noisy_gd", "max_iter": 40, "data_norm": "auto"}, "y"),
+    "ridge_default": (DPRidge, {"bounds_y": (-4, 4)}, "y"),  # solver="auto"
+    "ridge_noisy_newton": (DPRidge, {"solver": "noisy_newton", "bounds_y": (-4, 4)}, "y"),
+    "logistic_default": (DPLogisticRegression, {}, "binary"),
+    "logistic_noisy_newton": (DPLogisticRegression, {"solver": "noisy_newton"}, "binary"),
+    "logistic_multinomial_newton": (DPLogisticRegression, {"solver": "noisy_newton"}, "labels"),
     "ridge_ssp": (DPRidge, {"solver": "ssp", "bounds_y": (-4, 4)}, "y"),
     "lasso_frank_wolfe": (DPLasso, {"max_iter": 200, "bounds_y": (-4, 4)}, "y"),
     "sparse_linear_ight": (DPSparseLinearRegression, {"n_nonzero_coefs": 3, "max_iter": 20, "bounds_y": (-4, 4)}, "y"),
-    "logistic_noisy_gd": (DPLogisticRegression, {"max_iter": 30}, "binary"),
-    "logistic_multinomial": (DPLogisticRegression, {"max_iter": 20}, "labels"),
+    "logistic_noisy_gd": (DPLogisticRegression, {"solver": "noisy_gd", "max_iter": 30}, "binary"),
+    "logistic_multinomial": (DPLogisticRegression, {"solver": "noisy_gd", "max_iter": 20}, "labels"),
     "logistic_l1_frank_wolfe": (DPLogisticRegression, {"penalty": "l1", "max_iter": 30}, "binary"),
 }
 
@@ -80,7 +86,7 @@ def test_same_coefficients_as_in_memory(client, data, case):
         warnings.simplefilter("ignore", UserWarning)  # delta vs 1/n
         mem = Est(random_state=3, **params).fit(X, t)
         dist = Est(random_state=3, **params).fit(_dask(X), _dask(t))
-    assert dist.n_iter_ == mem.n_iter_ and dist.dp_event_ == mem.dp_event_
+    assert dist.n_iter_ == mem.n_iter_ and dist.dp_event_ == mem.dp_event_ and dist.solver_ == mem.solver_
     assert _max_rel(mem.coef_, dist.coef_) <= RTOL
     assert np.allclose(dist.intercept_, mem.intercept_, rtol=RTOL, atol=RTOL * np.max(np.abs(mem.coef_)))
     assert _max_rel(mem.coef_, Est(random_state=4, **params).fit(X, t).coef_) > 1e-3  # the seed matters: can fail
@@ -173,7 +179,7 @@ def test_large_n_default_runs_full_batches_on_dask():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(40_000, 3))
     y = X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=40_000)
-    kw = dict(bounds_y=(-6.0, 6.0), max_iter=3, clip_norm=0.1, random_state=0)
+    kw = dict(bounds_y=(-6.0, 6.0), max_iter=3, clip_norm=0.1, random_state=0, solver="noisy_gd")
     with dask.config.set(scheduler="synchronous"):
         m = DPRidge(**kw).fit(da.from_array(X, chunks=10_000), da.from_array(y, chunks=10_000))
     ref = DPRidge(batch_size="full", **kw).fit(X, y)

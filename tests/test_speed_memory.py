@@ -116,9 +116,10 @@ def test_default_sampling_rate_switches_only_at_large_n():
 def test_large_n_default_plan_is_poisson_sampled_and_batch_size_n_forces_full_batches():
     X = RNG.normal(size=(60_000, 3))
     y = (X[:, 0] > 0).astype(int)
-    est = DPLogisticRegression(max_iter=20, random_state=0, data_norm=3.0).fit(X, y)
+    est = DPLogisticRegression(solver="noisy_gd", max_iter=20, random_state=0, data_norm=3.0).fit(X, y)
     assert "PoissonSampled" in repr(est.dp_event_) and neighboring_relation(est.dp_event_) == NeighboringRelation.REPLACE_ONE
-    full = DPLogisticRegression(max_iter=20, random_state=0, data_norm=3.0, batch_size=60_000).fit(X, y)
+    full = DPLogisticRegression(solver="noisy_gd", max_iter=20, random_state=0, data_norm=3.0,
+                                batch_size=60_000).fit(X, y)
     assert "PoissonSampled" not in repr(full.dp_event_)
     assert abs(est.score(X, y) - full.score(X, y)) < 0.02
 
@@ -128,13 +129,16 @@ def test_batch_size_full_forces_full_batches_and_the_search_uses_it():
 
     X = RNG.normal(size=(60_000, 3))
     y = (X[:, 0] > 0).astype(int)
-    full = DPLogisticRegression(max_iter=20, random_state=0, data_norm=3.0, batch_size="full").fit(X, y)
-    same = DPLogisticRegression(max_iter=20, random_state=0, data_norm=3.0, batch_size=60_000).fit(X, y)
+    full = DPLogisticRegression(solver="noisy_gd", max_iter=20, random_state=0, data_norm=3.0,
+                                batch_size="full").fit(X, y)
+    same = DPLogisticRegression(solver="noisy_gd", max_iter=20, random_state=0, data_norm=3.0,
+                                batch_size=60_000).fit(X, y)
     assert "PoissonSampled" not in repr(full.dp_event_) and full.dp_event_ == same.dp_event_
     assert np.array_equal(full.coef_, same.coef_)
     # Repeat-and-select is accounted for full-batch runs: candidates left at batch_size=None
     # fit full batches there (at this n the default plan would be Poisson-sampled and refused).
-    search = DPGridSearchCV(DPLogisticRegression(max_iter=5, data_norm=3.0), {"C": [0.1, 1.0]}, epsilon=2.0,
+    search = DPGridSearchCV(DPLogisticRegression(solver="noisy_gd", max_iter=5, data_norm=3.0), {"C": [0.1, 1.0]},
+                            epsilon=2.0,
                             delta=1e-6, random_state=0).fit(X, y)
     assert "PoissonSampled" not in repr(search.dp_event_)
     assert search.best_estimator_.batch_size == "full"

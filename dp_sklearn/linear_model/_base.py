@@ -97,8 +97,27 @@ class _DPLinearBase(BaseEstimator):
         """Radius of the l2 ball served to a solver without ``"none"`` (None: see bounded_domain)."""
         return None
 
-    def _resolved_solver(self):
+    def _resolved_solver(self, n_samples=None):
         return self.solver
+
+    def _few_pass_default(self, n_samples):
+        """Whether ``solver="auto"`` takes ``noisy_newton`` (public values only).
+
+        :func:`dp_sklearn.solvers._noisy_newton.newton_applies` on n, the number of
+        features, the public row bound and the solver's (epsilon, delta); never with a
+        Poisson-sampled ``batch_size``, ``accounting="paper"`` or at ``epsilon = inf``.
+        """
+        p = getattr(self, "n_features_in_", None)
+        if (n_samples is None or p is None or self.epsilon == np.inf or self.accounting != "tight"
+                or (self.batch_size is not None and not isinstance(self.batch_size, str))):
+            return False
+        from .._losses import LogisticLoss, SquaredLoss
+        from ..solvers._noisy_newton import newton_applies
+
+        loss = SquaredLoss() if self._loss_names[0] == "squared" else LogisticLoss()
+        public = PublicProblem(int(n_samples), p + bool(self.fit_intercept),
+                               _public_x_norm(p, self.data_norm_ord, self.fit_intercept), 1.0, loss)
+        return newton_applies(public, self._solver_epsilon(), float(self.delta), self.max_iter)
 
     def _describe(self):
         return type(self).__name__
@@ -109,7 +128,7 @@ class _DPLinearBase(BaseEstimator):
     # ------------------------------------------------------------ validation
     def _check_solver(self, n_samples):
         """The solver's spec, after the checks that depend on several parameters."""
-        solver = self._resolved_solver()
+        solver = self._resolved_solver(n_samples)
         allowed = self._allowed_solvers()
         if solver not in allowed:
             raise ValueError(f"solver must be one of {allowed} for {self._describe()}, got {solver!r}.")

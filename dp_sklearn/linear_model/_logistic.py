@@ -184,10 +184,12 @@ class DPLogisticRegression(_DPClassifierBase):
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``.
     solver : str, default="auto"
-        ``"auto"`` (``"noisy_gd"`` for penalty="l2", ``"frank_wolfe"`` for penalty="l1")
-        or one of the registered solvers for the logistic losses and the penalty:
-        ``"noisy_gd"``, ``"objective_perturbation"``, ``"output_perturbation"``,
-        ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
+        ``"auto"`` (``"noisy_gd"`` for penalty="l2", ``"frank_wolfe"`` for penalty="l1"; the
+        few-pass ``"noisy_newton"`` is not chosen automatically for the logistic losses: on
+        ijcnn1 its 26 steps scored up to 0.02 lower ROC AUC than noisy_gd,
+        ``benchmarks/results/few_pass_accuracy.md``) or one of the registered
+        solvers for the logistic losses and the penalty: ``"noisy_gd"``, ``"noisy_newton"``,
+        ``"objective_perturbation"``, ``"output_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
         ``"noisy_gd"``, ``"mirror_descent"`` (l1). For penalty="l2" also
         ``"exponential_sampling"`` and ``"localization"`` (BST 2014, Algorithms 2 and 4:
         pure epsilon-DP with exact samplers, over the l2 ball of ``radius``), which fit at
@@ -334,7 +336,7 @@ class DPLogisticRegression(_DPClassifierBase):
     def _describe(self):
         return f"DPLogisticRegression(penalty={self.penalty!r})"
 
-    def _resolved_solver(self):
+    def _resolved_solver(self, n_samples=None):
         if self.solver == "auto":
             return "frank_wolfe" if self.penalty == "l1" else "noisy_gd"
         return self.solver

@@ -56,9 +56,14 @@ class DPRidge(_DPRegressorBase):
         quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
         about 430 the model predicts a private median, with a warning), released as
         ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
-    solver : str, default="noisy_gd"
-        Private mechanism: one of the registered solvers for the squared loss with an
-        l2 penalty (``"noisy_gd"``, ``"output_perturbation"``,
+    solver : str, default="auto"
+        ``"auto"``: ``"noisy_newton"`` (a few passes: one noisy Gram matrix, then 5
+        preconditioned noisy gradient steps) where its public test
+        ``dp_sklearn.solvers._noisy_newton.newton_applies`` holds (at most 2000
+        features and a Gram noise below a quarter of the mean eigenvalue of X^T X for
+        rows on the bound: a function of n, n_features, epsilon and delta only), else
+        ``"noisy_gd"``. Or a private mechanism: one of the registered solvers for the
+        squared loss with an l2 penalty (``"noisy_gd"``, ``"noisy_newton"``, ``"output_perturbation"``,
         ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``,
         ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
         registered later; see the README's solver table). Solvers that
@@ -179,11 +184,11 @@ class DPRidge(_DPRegressorBase):
     _parameter_constraints = {
         **REGRESSION_CONSTRAINTS, **BATCH_SIZE,
         "alpha": [Interval(Real, 0, np.inf, closed="left")],
-        "solver": [StrOptions(set(solvers_for("none", ("squared",))))],
+        "solver": [StrOptions({"auto", *solvers_for("none", ("squared",))})],
     }
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y="auto",
-                 solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8,
+                 solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
                  clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
                  verbose=0, report_clipping=False):
         self.alpha = alpha
@@ -205,6 +210,11 @@ class DPRidge(_DPRegressorBase):
 
     def _l2_reg(self, n_samples, data_norm):
         return self.alpha / (n_samples * data_norm**2)
+
+    def _resolved_solver(self, n_samples=None):
+        if self.solver == "auto":
+            return "noisy_newton" if self._few_pass_default(n_samples) else "noisy_gd"
+        return self.solver
 
 
 class DPLasso(_DPRegressorBase):

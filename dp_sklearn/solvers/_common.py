@@ -27,7 +27,8 @@ from ._base import SOLVERS
 
 __all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
            "clipped_sum_source", "check_gaussian_delta", "default_sampling_rate", "sampling_rate",
-           "gradient_steps_plan", "SAMPLED_MULTIPLIER", "MIN_BATCH", "MAX_SAMPLED_RATE", "MAX_GRAM_DIM", "check_gram_dim"]
+           "gradient_steps_plan", "curvature_share", "TYPICAL_MARGIN", "SAMPLED_MULTIPLIER", "MIN_BATCH",
+           "MAX_SAMPLED_RATE", "UNIFORMS_RATE", "MAX_GRAM_DIM", "check_gram_dim"]
 
 #: default clip norm as a fraction of the public row bound x_norm
 CLIP_FRACTION = 0.5
@@ -50,6 +51,23 @@ def check_gram_dim(dim, solver):
         raise ValueError(f"solver={solver!r} forms a dense {dim} x {dim} matrix (n_features plus intercept, times "
                          f"the outputs), above its limit of {MAX_GRAM_DIM} coefficients: it would not fit in memory. "
                          "Use a gradient solver (e.g. solver='noisy_gd'), which never densifies X.")
+
+
+#: margin at which a fitted logistic model's curvature is taken (probability 0.95)
+TYPICAL_MARGIN = 3.0
+
+
+def curvature_share(loss):
+    """Public share f of the loss's curvature bound in effect near a fitted model.
+
+    Squared loss: 1 (its curvature is constant). Logistic and multinomial losses: the
+    bound sigma'(0) = 1/4 holds at zero margin only; at the ``TYPICAL_MARGIN`` 3 of a
+    fitted model (probability 0.95) the curvature is sigma'(3) / sigma'(0) = 0.18 of it.
+    """
+    if loss.name == "squared":
+        return 1.0
+    e = math.exp(-TYPICAL_MARGIN)
+    return 4.0 * e / (1.0 + e) ** 2
 
 
 def default_clip_norm(public, constraint=None):
@@ -201,19 +219,37 @@ def clipped_sum_source(problem, constraint, clip_norm, sampling_rate=1.0):
     return GramGradient(problem.X, problem.y)
 
 
+#: at or above this rate a Poisson sample is drawn as n uniforms (n <= 4 q n: still O(q n))
+UNIFORMS_RATE = 0.25
+
+
 def poisson_sample(rng, n, q):
     """Sorted indices of a Poisson sample: each of n records enters independently with probability q.
 
-    For small q it is drawn as a size ``k ~ Binomial(n, q)`` and then a uniformly
-    random subset of that size, which has exactly the distribution of n independent
-    Bernoulli(q) draws and costs O(k) instead of n uniforms per step.
+    Below ``UNIFORMS_RATE`` the sample is drawn from its gaps: in a sequence of
+    independent Bernoulli(q) trials the distances between consecutive successes (and
+    from the start to the first one) are i.i.d. Geometric(q) on {1, 2, ...}, so the
+    cumulative sums of Geometric(q) draws, minus one, kept while below n, are the
+    indices of a Poisson sample, in increasing order, with exactly its distribution.
+    That costs O(q n) draws per step at every rate (an n-uniform draw costs O(n);
+    ``benchmarks/speed.py`` times both). At ``q >= UNIFORMS_RATE``, n uniforms
+    ``< q`` (O(n) = O(q n) there). The law, not the implementation, is what the
+    accounting uses: ``PoissonSampledDpEvent(q, .)``.
     """
-    if q > 0.01:
+    if q >= UNIFORMS_RATE:
         return np.flatnonzero(rng.random(n) < q)
-    k = int(rng.binomial(n, q))
-    idx = rng.choice(n, size=k, replace=False)
-    idx.sort()
-    return idx
+    if n <= 0 or q <= 0:
+        return np.zeros(0, dtype=np.int64)
+    chunk = int(n * q + 6.0 * math.sqrt(n * q) + 16)  # one chunk covers n with probability > 1 - 1e-9
+    parts, last = [], -1
+    while True:
+        pos = np.cumsum(rng.geometric(q, size=chunk)) + last
+        if pos[-1] >= n:
+            parts.append(pos[:np.searchsorted(pos, n)])
+            break
+        parts.append(pos)
+        last = int(pos[-1])
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _sampled_clipped_sum(problem, theta, clip_norm, idx, block_entries=2**18):

@@ -111,7 +111,8 @@ def plan_frank_wolfe(public, constraint, *, epsilon, delta, max_iter=None, accou
     T = int(max_iter) if max_iter is not None else default_n_iter(public, constraint, epsilon)
     sens = 2.0 * constraint.radius * gradient_linf_bound(public, constraint) / public.n  # of u(s) = <s, grad>
     eps0, mode, event = _step_mechanism(epsilon, delta, T, accounting)
-    info = {"score_sensitivity": sens, "mode": mode}
+    # passes over the data (public): one to form the Gram matrix, else one product per step
+    info = {"score_sensitivity": sens, "mode": mode, "passes": 1 if gram_worthwhile(public) else T}
     if mode == "laplace":
         info["laplace_scale"] = 2 * sens / eps0  # report-noisy-min with Laplace(b) is (2 sens / b)-DP
     return Plan(event, float(epsilon), float(delta), T, eps0, constraint, info)
@@ -172,6 +173,8 @@ def run_frank_wolfe(problem, plan, rng):
     dim = problem.dim
     X, y, loss = problem.X, problem.y, problem.loss
     margins = None
+    if gram_worthwhile(problem) and mode == "exp":
+        return _run_gram_exp(GramGradient(X, y), dim, plan.n_iter, R, eps0 / (2.0 * sens), rng)
     if gram_worthwhile(problem):
         gradient = GramGradient(X, y).gradient
     elif isinstance(X, np.ndarray):
@@ -197,6 +200,43 @@ def run_frank_wolfe(problem, plan, rng):
         theta[k % dim] += mu * value
         if margins is not None:
             margins.step(mu, k % dim, value)
+    return theta
+
+
+#: steps whose Gumbel noise is drawn in one call on the Gram path
+_NOISE_BLOCK = 1024
+
+
+def _run_gram_exp(gram, dim, T, R, scale, rng):
+    """The Gram-path loop of :func:`run_frank_wolfe` with exponential-mechanism steps, O(dim) per step.
+
+    Same mechanism and scores: ``G theta`` is updated with the step,
+    ``G theta_{t+1} = (1 - mu) G theta_t + mu (+-R) G e_k`` (one column of G instead of a
+    product), and the i.i.d. standard exponentials of the Gumbel draws
+    (:func:`gumbel_argmax`) are drawn for ``_NOISE_BLOCK`` steps at a time (the same
+    distribution: each step still uses 2 dim fresh i.i.d. draws).
+    """
+    G, b, n = gram.gram, gram.xty, gram.n
+    theta, g_theta = np.zeros(dim), np.zeros(dim)
+    logits = np.empty(2 * dim)
+    c = R * scale / n  # logits of +R e_j: -R g_j scale with g = (G theta - b) / n
+    for t in steps(T):
+        i = t % _NOISE_BLOCK
+        if i == 0:
+            noise = rng.standard_exponential(size=(min(_NOISE_BLOCK, T - t), 2 * dim))
+            np.log(noise, out=noise)
+        np.subtract(g_theta, b, out=logits[:dim])
+        logits[:dim] *= -c
+        np.negative(logits[:dim], out=logits[dim:])
+        logits -= noise[i]
+        k = int(logits.argmax())
+        value = R if k < dim else -R
+        mu = 2.0 / (t + 2.0)
+        j = k % dim
+        theta *= 1.0 - mu
+        theta[j] += mu * value
+        g_theta *= 1.0 - mu
+        g_theta += (mu * value) * G[:, j]
     return theta
 
 

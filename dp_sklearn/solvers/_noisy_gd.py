@@ -17,8 +17,8 @@ from .._accounting import gaussian_noise_multiplier, poisson_noise_multiplier
 from .._progress import steps
 from .._sets import bounded_domain
 from ._base import Plan, register
-from ._common import (CLIP_FRACTION, clipped_sum_source, default_clip_norm, default_sampling_rate,
-                      gradient_steps_plan, noisy_clipped_gradient)
+from ._common import (CLIP_FRACTION, clipped_sum_source, curvature_share, default_clip_norm,
+                      default_sampling_rate, gradient_steps_plan, noisy_clipped_gradient)
 
 __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
            "default_clip_norm", "CLIP_FRACTION"]
@@ -26,23 +26,6 @@ __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate
 
 #: floor and cap of the default number of steps
 MIN_ITER, MAX_ITER = 10, 1000
-#: margin at which a fitted logistic model's curvature is taken (probability 0.95)
-TYPICAL_MARGIN = 3.0
-
-
-def curvature_share(loss):
-    """Public share f of the loss's curvature bound in effect near a fitted model.
-
-    Squared loss: 1 (its curvature is constant). Logistic and multinomial losses: the
-    bound sigma'(0) = 1/4 holds at zero margin only; at the ``TYPICAL_MARGIN`` 3 of a
-    fitted model (probability 0.95) the curvature is sigma'(3) / sigma'(0) = 0.18 of it.
-    """
-    if loss.name == "squared":
-        return 1.0
-    e = math.exp(-TYPICAL_MARGIN)
-    return 4.0 * e / (1.0 + e) ** 2
-
-
 def prior_radius(public, constraint, l2_reg=0.0):
     """Public radius R of a set known to contain the minimizer (normalized units).
 

@@ -201,3 +201,61 @@ def test_estimators_with_geometry_solvers_fixed_seed():
     assert lasso.score(X, yr) > 0.5
     assert ridge.score(X, yr) > 0.0
     assert np.all(np.isfinite(ridge.coef_))
+
+
+# ---------------------------------------------------------------- the Poisson sampler
+def _sample_law(sampler, n, q, reps, seed=0):
+    """Batch sizes, per-record inclusion counts and adjacent-pair counts of ``reps`` samples."""
+    rng = np.random.default_rng(seed)
+    counts, pairs, sizes = np.zeros(n), 0, []
+    for _ in range(reps):
+        idx = sampler(rng, n, q)
+        assert idx.dtype.kind == "i" and np.all(np.diff(idx) > 0) and (idx.size == 0 or 0 <= idx[0] <= idx[-1] < n)
+        counts[idx] += 1
+        pairs += int(np.sum(np.diff(idx) == 1))
+        sizes.append(idx.size)
+    return np.asarray(sizes, float), counts, pairs
+
+
+def _check_bernoulli_law(sizes, counts, pairs, n, q, reps):
+    """Moments of a Poisson sample against Binomial closed forms, at about 5 standard errors."""
+    mean, var = n * q, n * q * (1 - q)
+    assert abs(sizes.mean() - mean) < 5 * np.sqrt(var / reps)  # E|S| = n q
+    # Var|S| = n q (1 - q); the sample variance has relative standard error about sqrt(2 / reps)
+    assert abs(sizes.var() / var - 1) < 5 * np.sqrt(2.0 / reps)
+    # every record (first and last included) enters with probability q
+    z = (counts - reps * q) / np.sqrt(reps * q * (1 - q))
+    assert abs(z.mean()) < 5 / np.sqrt(n) and abs(z.std() - 1) < 0.1 and np.abs(z).max() < 6
+    # independence of neighbours: both of (i, i + 1) with probability q^2
+    e_pairs = reps * (n - 1) * q * q
+    assert abs(pairs - e_pairs) < 5 * np.sqrt(e_pairs) + 1
+
+
+@pytest.mark.parametrize("n,q", [(2000, 0.005), (2000, 0.0106), (2000, 0.1), (500, 0.24), (500, 0.3)])
+def test_poisson_sample_has_the_bernoulli_law_at_every_rate(n, q):
+    from dp_sklearn.solvers._common import poisson_sample
+
+    reps = 3000
+    _check_bernoulli_law(*_sample_law(poisson_sample, n, q, reps), n, q, reps)
+
+
+def test_poisson_sample_law_check_fails_on_a_fixed_size_sample():
+    """Negative control: a uniform subset of fixed size round(q n) has the right inclusion
+    probabilities but no variance in its size; the check above must reject it."""
+
+    def fixed_size(rng, n, q):
+        return np.sort(rng.choice(n, size=int(round(n * q)), replace=False))
+
+    n, q, reps = 2000, 0.0106, 3000
+    with pytest.raises(AssertionError):
+        _check_bernoulli_law(*_sample_law(fixed_size, n, q, reps), n, q, reps)
+
+
+def test_poisson_sample_edges():
+    from dp_sklearn.solvers._common import poisson_sample
+
+    rng = np.random.default_rng(0)
+    assert poisson_sample(rng, 0, 0.1).size == 0 and poisson_sample(rng, 10, 0.0).size == 0
+    assert np.array_equal(poisson_sample(rng, 7, 1.0), np.arange(7))
+    big = poisson_sample(rng, 10**6, 1e-4)  # chunked draw path: sorted, in range
+    assert np.all(np.diff(big) > 0) and big[-1] < 10**6

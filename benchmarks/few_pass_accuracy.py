@@ -1,0 +1,124 @@
+"""Accuracy of the few-pass solver against noisy_gd, where solver="auto" picks it and where it does not.
+
+For each dataset and epsilon in {0.5, 1, 2, 5}: held-out score (R^2 or ROC AUC) of
+``DPRidge`` / ``DPLogisticRegression`` with ``solver="noisy_gd"`` and ``solver="noisy_newton"``
+(mean and standard error over seeds), the passes of each, and which one ``solver="auto"`` takes
+(``dp_sklearn.solvers._noisy_newton.newton_applies``: public values only). Datasets: the bundled
+diabetes and breast_cancer, adult and ijcnn1 from the data directory (skipped when absent), and
+dense synthetic data. delta = min(1e-5, 1 / (10 n)); data_norm as each dataset documents.
+
+Usage: ``python -m benchmarks.few_pass_accuracy [--data-dir D] [--seeds 3]``; writes
+``benchmarks/results/few_pass_accuracy.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import warnings
+
+import numpy as np
+
+from . import datasets as D
+from .common import md_table, safe_call
+
+EPSILONS = (0.5, 1.0, 2.0, 5.0)
+
+
+def _synthetic(n, p, task, seed=5, n_test=5000):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n + n_test, p))
+    w = rng.standard_normal(p) / np.sqrt(p)
+    y = X @ w + 0.5 * rng.standard_normal(n + n_test)
+    if task == "binary":
+        y = (y > 0).astype(int)
+    return D.Dataset(f"synthetic {task} {n} x {p}", task, X[:n], y[:n], X[n:], y[n:], float(np.sqrt(p)),
+                     "sqrt(p)", "none")
+
+
+def _datasets(data_dir):
+    out = [D.load_diabetes_ds(), D.load_breast_cancer_ds()]
+    notes = []
+    for loader in (D.load_adult, D.load_ijcnn1):
+        ds, err = safe_call(loader, data_dir)
+        if err:
+            notes.append(f"{loader.__name__} skipped ({err})")
+        else:
+            out.append(ds)
+    for n, p in ((10_000, 20), (100_000, 20), (10_000, 100)):
+        out += [_synthetic(n, p, "regression"), _synthetic(n, p, "binary")]
+    return out, notes
+
+
+def _fit(ds, solver, eps, seed):
+    from dp_sklearn import DPLogisticRegression, DPRidge
+
+    n = ds.X_train.shape[0]
+    kw = dict(epsilon=eps, delta=min(1e-5, 0.1 / n), random_state=seed, data_norm=ds.data_norm, solver=solver)
+    if ds.task == "binary":
+        m = DPLogisticRegression(**kw)
+    else:
+        m = DPRidge(bounds_y=ds.bounds_y if ds.bounds_y else "auto", **kw)
+    m.fit(ds.X_train, ds.y_train)
+    if ds.task == "binary":  # ROC AUC: accuracy is uninformative on imbalanced labels (ijcnn1: 9.5% positive)
+        from sklearn.metrics import roc_auc_score
+
+        return roc_auc_score(ds.y_test, m.decision_function(ds.X_test)), m
+    return m.score(ds.X_test, ds.y_test), m
+
+
+def _auto_choice(ds, eps):
+    from dp_sklearn import DPLogisticRegression, DPRidge
+
+    n, p = ds.X_train.shape
+    est = (DPLogisticRegression if ds.task == "binary" else DPRidge)(epsilon=eps, delta=min(1e-5, 0.1 / n),
+                                                                    data_norm=ds.data_norm)
+    est.n_features_in_ = p  # public: the choice reads n, p, epsilon, delta only
+    return est._resolved_solver(n)
+
+
+def run(data_dir, seeds):
+    datasets, notes = _datasets(data_dir)
+    rows = []
+    for ds in datasets:
+        for eps in EPSILONS:
+            cells = {}
+            for solver in ("noisy_gd", "noisy_newton"):
+                scores, T = [], None
+                for s in range(seeds):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        sc, m = _fit(ds, solver, eps, s)
+                    scores.append(sc)
+                    T = m.n_iter_
+                cells[solver] = (float(np.mean(scores)), float(np.std(scores) / np.sqrt(seeds)), T)
+            auto = _auto_choice(ds, eps)
+            gd, nn = cells["noisy_gd"], cells["noisy_newton"]
+            rows.append([ds.name, ds.X_train.shape[0], ds.X_train.shape[1], eps, "R^2" if ds.task == "regression"
+                         else "ROC AUC", f"{gd[0]:.4f} ± {gd[1]:.4f} (T={gd[2]})", f"{nn[0]:.4f} ± {nn[1]:.4f}",
+                         f"{nn[0] - gd[0]:+.4f}", f"**{auto}**"])
+            print(" | ".join(str(c) for c in rows[-1]), flush=True)
+    return rows, notes
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.few_pass_accuracy")
+    ap.add_argument("--data-dir", default="/work/shared/data")
+    ap.add_argument("--seeds", type=int, default=3)
+    args = ap.parse_args(argv)
+    rows, notes = run(args.data_dir, args.seeds)
+    text = "\n".join([
+        "# Few-pass solver accuracy: noisy_newton vs noisy_gd (issue 22)", "",
+        f"- command: `python -m benchmarks.few_pass_accuracy --seeds {args.seeds}`",
+        "- held-out score, mean ± standard error over seeds; delta = min(1e-5, 1/(10 n)); other parameters at "
+        "their defaults; `auto` = the solver that `solver=\"auto\"` takes (public rule `newton_applies`)",
+        *[f"- {n}" for n in notes], "",
+        md_table(["data", "n", "p", "epsilon", "metric", "noisy_gd", "noisy_newton (T+1 passes)", "newton - gd",
+                  "auto"], rows), ""])
+    out = pathlib.Path(__file__).parent / "results" / "few_pass_accuracy.md"
+    out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
