@@ -230,8 +230,10 @@ class _DPLinearBase(BaseEstimator):
         if distributed and self.report_clipping:
             raise ValueError("report_clipping=True is not supported for dask input; fit in memory, or leave it False.")
         n, p = X.shape
+        # raises on bad labels or bounds, before any reservation; first, because the budget
+        # shares (hence solver="auto") depend on what it reads (n, the public target plan)
+        y_enc, loss = self._encode_targets(y)
         spec = self._check_solver(n)
-        y_enc, loss = self._encode_targets(y)  # raises on bad labels or bounds, before any reservation
         # Plan from public values only: the reference data_norm sets the penalty's units
         # when data_norm="auto", so the plan (and the event) never depends on the data.
         l2_reg = self._l2_reg(n, self._data_norm_value(p, sp.issparse(X)))
