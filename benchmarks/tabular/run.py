@@ -93,40 +93,31 @@ def dp_model(schema, task):
 
 
 def default_private(schema, task, epsilon, delta=DELTA):
-    """(a) The fully private pipeline the library offers today.
+    """(a) The fully private pipeline the library offers.
 
     ``make_private_pipeline(ColumnTransformer([("num", DPStandardScaler(), numeric),
     ("cat", OneHotEncoder(categories=<public lists>), categorical)]), model, epsilon)``
-    with ``DPRidge`` (``bounds_y="auto"``) or ``DPLogisticRegression``.
+    with ``DPRidge`` (``bounds_y="auto"``) or ``DPLogisticRegression``; the pipeline finds
+    the scaler nested in the column transformer and splits the total between it and the
+    model (``budget_split``).
     """
-    from dp_sklearn import DPStandardScaler, budget_split, make_private_pipeline
-    from dp_sklearn.pipeline import DEFAULT_MODEL_SHARE
+    from dp_sklearn import DPStandardScaler, make_private_pipeline
 
     ct = column_transformer(schema, DPStandardScaler())
-    pipe = make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta)
-    if not schema.numeric or len(budget_split(pipe)) > 1:
-        return pipe  # no nested DP step, or make_private_pipeline budgets nested steps itself
-    # Today make_private_pipeline does not see a DP step nested in a ColumnTransformer
-    # (issue 19 item 4): it would give the model the whole budget and leave the scaler at
-    # its own default epsilon. Until that is fixed, split by hand with the library's own
-    # shares (model DEFAULT_MODEL_SHARE, scaler the rest, delta / 4 each) so the total is
-    # honest; once nested steps are budgeted, the branch above makes this automatic.
-    share = DEFAULT_MODEL_SHARE
-    pipe = make_private_pipeline(ct, dp_model(schema, task), epsilon=share * epsilon,
-                                 delta=delta / 2)
-    pipe.set_params(columntransformer__num__epsilon=(1.0 - share) * epsilon,
-                    columntransformer__num__delta=delta / 4)
-    return pipe
+    return make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta)
 
 
 def nonprivate_scaler(schema, task, epsilon, delta=DELTA):
-    """(b) Labelled comparison, NOT private: the same DP model after ``StandardScaler``."""
+    """(b) Labelled comparison, NOT private: the same DP model after ``StandardScaler``.
+
+    A plain scikit-learn pipeline (``make_private_pipeline`` refuses a non-private scaler);
+    the model alone spends ``epsilon``.
+    """
+    from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from dp_sklearn import make_private_pipeline
-
-    return make_private_pipeline(column_transformer(schema, StandardScaler()),
-                                 dp_model(schema, task), epsilon=epsilon, delta=delta)
+    model = dp_model(schema, task).set_params(epsilon=epsilon, delta=delta)
+    return make_pipeline(column_transformer(schema, StandardScaler()), model)
 
 
 def sklearn_model(schema, task):
