@@ -1,0 +1,395 @@
+"""The noise layer: every noise draw that reaches a released value is made here.
+
+Floating-point noise leaks. Adding ``loc + scale * log(u)``-style Laplace noise in float64
+releases values whose low-order bits depend on the input: some outputs are reachable
+from one input and not from its neighbour, so the guarantee fails outright (Mironov,
+"On significance of the least significant bits for differential privacy", CCS 2012).
+This module replaces every additive Gaussian and Laplace draw with an **exact** draw
+from the discrete Gaussian or discrete Laplace distribution on a grid of public spacing
+(Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS
+2020, Algorithms 1-3), made with integer arithmetic only, and rounds the released value
+to the same grid, so that the float64 result is a function of one integer.
+
+API (``rng`` is the fit's ``numpy.random.Generator``, from
+:func:`dp_sklearn._release.make_rng`; ``scale`` is the standard deviation of the
+Gaussian or the scale ``b`` of the Laplace, in the units of the value):
+
+* :func:`add_gaussian` ``(rng, value, scale, sensitivity)`` and :func:`add_laplace`
+  ``(rng, value, scale, sensitivity)``: the release ``value + noise``, exact on the grid
+  (``sensitivity`` is the l2, resp. l1, sensitivity of ``value`` the event was planned
+  with; the layer absorbs the grid's effect on it, see :func:`grid_scale`).
+* :func:`gaussian` ``(rng, scale, size)`` and :func:`laplace` ``(rng, scale, size)``:
+  noise alone, on the grid, for noise that enters an objective rather than a sum.
+* :func:`gumbel` ``(rng, size)``, :func:`exponential` ``(rng, size)`` and
+  :func:`norm_gamma` ``(rng, dim, scale)``: the exponential mechanism's Gumbel-max
+  and the norm-Gamma of output/objective perturbation; these remain floating point
+  (``docs/privacy.md``, Numeric model).
+
+The grid of a scale is :func:`grid` (a power of two ``2**-GRID_BITS`` below the scale,
+a public function of the scale only). Only ``Generator.integers`` is used by the
+exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["GRID_BITS", "grid", "grid_scale", "snap", "gaussian", "laplace", "add_gaussian", "add_laplace",
+           "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace"]
+
+#: The grid of a scale ``s`` is ``2 ** (floor(log2 s) - GRID_BITS)``: the noise is a
+#: discrete Gaussian / Laplace of scale between ``2**GRID_BITS`` and ``2**(GRID_BITS+1)``
+#: grid steps, so the discretization moves a released value by at most ``2**-(GRID_BITS+1)``
+#: of the noise scale. 20 keeps every exact-arithmetic quantity within int64.
+GRID_BITS = 20
+
+#: A relative margin added before rounding a scale up to the grid, covering the float
+#: rounding of the products that compute it (safe direction).
+_MARGIN = 2.0**-40
+
+#: A Bernoulli(exp(-x)) with integer part of x at least this large first draws this
+#: many Bernoulli(exp(-1)) (vectorized); the survivors (probability exp(-64)) finish
+#: in exact Python-int arithmetic.
+_CHAIN = 64
+
+_I64 = np.int64
+
+
+# ----------------------------------------------------------------------------- the grid
+def grid(scale):
+    """The public grid spacing of noise of scale ``scale``: ``2**(floor(log2 scale) - GRID_BITS)``.
+
+    Parameters
+    ----------
+    scale : float
+        The noise scale (> 0, finite).
+
+    Returns
+    -------
+    gamma : float
+        A power of two, in ``(scale * 2**-(GRID_BITS+1), scale * 2**-GRID_BITS]``.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not a finite number > 0.
+    """
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale > 0.0):
+        raise ValueError(f"the noise scale must be a finite number > 0, got {scale!r}.")
+    return math.ldexp(1.0, math.frexp(scale)[1] - 1 - GRID_BITS)
+
+
+def grid_scale(scale, sensitivity=None, size=1, norm=2):
+    """The noise scale in grid steps (an integer, rounded up), with the grid's effect absorbed.
+
+    Rounding a value to the grid moves each coordinate by at most half a step, so two
+    neighbouring values that differ by ``sensitivity`` (l2 for ``norm=2``, l1 for
+    ``norm=1``) differ after rounding by at most ``sensitivity + gamma * sqrt(size)``
+    (resp. ``+ gamma * size``). The scale is multiplied by that ratio and rounded up, so
+    the noise multiplier relative to the rounded value's sensitivity is at least the
+    planned one: the planned event stays valid.
+
+    Parameters
+    ----------
+    scale : float
+        The planned scale (standard deviation, or Laplace ``b``), > 0.
+    sensitivity : float or None, default=None
+        The planned sensitivity of the value; ``None`` when no value is rounded (noise alone).
+    size : int, default=1
+        The number of coordinates rounded together.
+    norm : {1, 2, inf}, default=2
+        The norm of ``sensitivity`` (``inf``: per coordinate, e.g. report-noisy-max).
+
+    Returns
+    -------
+    gamma : float
+        :func:`grid` of ``scale``.
+    steps : int
+        The scale in grid steps, ``>= scale / gamma`` (``>= 2**GRID_BITS``).
+    """
+    gamma = grid(scale)
+    ratio = 1.0
+    if sensitivity is not None:
+        sensitivity = float(sensitivity)
+        if not (math.isfinite(sensitivity) and sensitivity > 0.0):
+            raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}.")
+        extra = gamma * {1: float(size), 2: math.sqrt(size)}.get(norm, 1.0)  # norm=inf: one coordinate
+        ratio = 1.0 + extra / sensitivity
+    steps = math.ceil(float(scale) / gamma * ratio * (1.0 + _MARGIN))
+    return gamma, int(steps)
+
+
+def snap(value, gamma):
+    """``value`` rounded to the nearest multiple of the power of two ``gamma`` (exact in float64)."""
+    return np.rint(np.asarray(value, dtype=np.float64) / gamma) * gamma
+
+
+# ------------------------------------------------------------- exact Bernoulli / uniform
+def _uniform_py(rng, n):
+    """A uniform integer in [0, n) for a Python int n of any size (exact rejection)."""
+    bits = max(int(n - 1).bit_length(), 1)
+    words = (bits + 62) // 63
+    while True:
+        v = 0
+        for w in rng.integers(0, 2**63, size=words, dtype=_I64):
+            v = (v << 63) | int(w)
+        v >>= words * 63 - bits
+        if v < n:
+            return v
+
+
+def _bernoulli_exp_py(rng, num, den):
+    """Bernoulli(exp(-num/den)) for Python ints (CKS 2020, Algorithm 1), scalar."""
+    q, num = divmod(num, den)
+    for _ in range(q):
+        if not _bernoulli_exp_py(rng, 1, 1):
+            return False
+    k = 1
+    while _uniform_py(rng, den * k) < num:
+        k += 1
+    return k % 2 == 1
+
+
+def _bernoulli_exp_frac(rng, num, den):
+    """Bernoulli(exp(-num/den)) for int64 arrays with 0 <= num <= den (CKS 2020, Algorithm 1).
+
+    K <- 1; while Bernoulli(num / (den K)): K <- K + 1; return K odd. Vectorized over
+    draws, with a loop over the rounds (expected O(log n) of them).
+    """
+    num = np.broadcast_to(np.asarray(num, dtype=_I64), np.shape(num))
+    den = np.broadcast_to(np.asarray(den, dtype=_I64), num.shape)
+    k = np.ones(num.shape, dtype=_I64)
+    alive = np.flatnonzero(num > 0)
+    while alive.size:
+        a = rng.integers(0, den[alive] * k[alive]) < num[alive]
+        alive = alive[a]
+        k[alive] += 1
+    return (k & 1) == 1
+
+
+def _bernoulli_exp(rng, num, den):
+    """Bernoulli(exp(-num/den)) for int64 arrays, num >= 0, den > 0 (CKS 2020, Algorithm 1).
+
+    exp(-x) = exp(-1)^floor(x) exp(-(x - floor x)): floor(x) Bernoulli(exp(-1)) (a loop
+    over rounds, each draw stops at its first failure) and one of the fractional part.
+    """
+    num = np.asarray(num, dtype=_I64)
+    den = np.broadcast_to(np.asarray(den, dtype=_I64), num.shape)
+    q, r = np.divmod(num, den)
+    out = _bernoulli_exp_frac(rng, r, den)
+    alive = np.flatnonzero(out & (q > 0))
+    ones = np.ones(1, dtype=_I64)
+    rnd = 0
+    while alive.size and rnd < _CHAIN:
+        ok = _bernoulli_exp_frac(rng, np.broadcast_to(ones, alive.shape), np.broadcast_to(ones, alive.shape))
+        out[alive[~ok]] = False
+        alive = alive[ok]
+        rnd += 1
+        alive = alive[q[alive] > rnd]
+    for i in alive:  # survived _CHAIN Bernoulli(exp(-1)): probability exp(-64)
+        out[i] = _bernoulli_exp_py(rng, int(q[i]) - _CHAIN, 1)
+    return out
+
+
+# ------------------------------------------------------------------ discrete samplers
+def _geometric_exp1(rng, n):
+    """n draws of V = number of successes of Bernoulli(exp(-1)) before the first failure."""
+    v = np.zeros(n, dtype=_I64)
+    alive = np.arange(n)
+    ones = np.ones(1, dtype=_I64)
+    while alive.size:
+        ok = _bernoulli_exp_frac(rng, np.broadcast_to(ones, alive.shape), np.broadcast_to(ones, alive.shape))
+        alive = alive[ok]
+        v[alive] += 1
+    return v
+
+
+def discrete_laplace(rng, t, size):
+    """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t) (CKS 2020, Algorithm 2).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    t : int
+        The scale, an integer >= 1.
+    size : int
+        The number of draws.
+
+    Returns
+    -------
+    k : ndarray of int64, shape (size,)
+    """
+    t = int(t)
+    out = np.empty(size, dtype=_I64)
+    filled = 0
+    while filled < size:
+        m = size - filled
+        batch = m + m // 2 + 8
+        u = rng.integers(0, t, size=batch, dtype=_I64)
+        keep = _bernoulli_exp_frac(rng, u, np.full(batch, t, dtype=_I64))
+        u = u[keep]
+        x = u + t * _geometric_exp1(rng, u.size)
+        neg = rng.integers(0, 2, size=x.size, dtype=_I64) == 1
+        ok = ~(neg & (x == 0))
+        y = np.where(neg, -x, x)[ok][:m]
+        out[filled:filled + y.size] = y
+        filled += y.size
+    return out
+
+
+#: |Y| below this keeps (|Y| - s)^2 within int64 in :func:`discrete_gaussian`.
+_SAFE_ABS = 2**31
+
+
+def discrete_gaussian(rng, s, size):
+    """Exact draws from the discrete Gaussian P(k) proportional to exp(-k^2 / (2 s^2)) (CKS 2020, Algorithm 3).
+
+    A discrete Laplace proposal of scale ``t = s`` accepted with probability
+    ``exp(-(|Y| - s)^2 / (2 s^2))`` (the algorithm is exact for every t > 0; t = s keeps
+    every quantity an integer). Vectorized over draws, a loop over rejection rounds.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    s : int
+        The scale parameter sigma, an integer >= 1 (at most 2**21 in this package).
+    size : int
+        The number of draws.
+
+    Returns
+    -------
+    k : ndarray of int64, shape (size,)
+    """
+    s = int(s)
+    den = 2 * s * s
+    out = np.empty(size, dtype=_I64)
+    filled = 0
+    while filled < size:
+        m = size - filled
+        batch = m + m // 2 + 8
+        y = discrete_laplace(rng, s, batch)
+        a = np.abs(y)
+        big = a >= _SAFE_ABS
+        dev = np.where(big, 0, a - s)
+        keep = _bernoulli_exp(rng, dev * dev, den)
+        for i in np.flatnonzero(big):  # probability exp(-2**10) per draw: exact, in Python ints
+            keep[i] = _bernoulli_exp_py(rng, (int(a[i]) - s) ** 2, den)
+        y = y[keep][:m]
+        out[filled:filled + y.size] = y
+        filled += y.size
+    return out
+
+
+# ------------------------------------------------------------------------------- the API
+def _size(size):
+    shape = () if size is None else tuple(np.atleast_1d(np.asarray(size, dtype=int)))
+    return shape, int(np.prod(shape, dtype=np.int64))
+
+
+def gaussian(rng, scale, size=None):
+    """Gaussian noise of standard deviation >= ``scale``, exact on the grid of ``scale``.
+
+    ``grid(scale) * K`` with K a discrete Gaussian of parameter ``ceil(scale / grid(scale))``
+    grid steps. For noise that is not added to a released sum (e.g. the linear term of
+    objective perturbation); a release ``value + noise`` uses :func:`add_gaussian`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    scale : float
+        Standard deviation, > 0.
+    size : int, tuple of int or None
+        Output shape (None: a float).
+
+    Returns
+    -------
+    noise : float or ndarray of float64
+    """
+    shape, n = _size(size)
+    gamma, s = grid_scale(scale)
+    out = discrete_gaussian(rng, s, n).astype(np.float64) * gamma
+    return float(out[0]) if size is None else out.reshape(shape)
+
+
+def laplace(rng, scale, size=None):
+    """Laplace noise of scale >= ``scale``, exact on the grid of ``scale`` (see :func:`gaussian`)."""
+    shape, n = _size(size)
+    gamma, t = grid_scale(scale)
+    out = discrete_laplace(rng, t, n).astype(np.float64) * gamma
+    return float(out[0]) if size is None else out.reshape(shape)
+
+
+def _add(sampler, norm, rng, value, scale, sensitivity):
+    scalar = np.ndim(value) == 0
+    value = np.asarray(value, dtype=np.float64)
+    if float(scale) == 0.0:  # no noise (epsilon = inf): the value itself
+        return float(value) if scalar else value.copy()
+    gamma, steps = grid_scale(scale, sensitivity, max(value.size, 1), norm)
+    k = sampler(rng, steps, value.size).reshape(value.shape)
+    # Both terms are integer multiples of gamma; a correctly rounded sum depends on
+    # their exact sum only: the float result is a function of one integer.
+    out = snap(value, gamma) + k.astype(np.float64) * gamma
+    return float(out) if scalar else out
+
+
+def add_gaussian(rng, value, scale, sensitivity, norm=2):
+    """The Gaussian release ``value + N(0, scale^2)``, exact on the grid (discrete Gaussian).
+
+    ``value`` is rounded to the grid of ``scale`` (:func:`grid`), and integer discrete
+    Gaussian noise of at least ``scale`` (inflated by the grid's effect on the l2
+    ``sensitivity``, :func:`grid_scale`) is added in grid steps. The discrete Gaussian
+    has the continuous one's Renyi divergences at every order (CKS 2020, Proposition 5
+    and Theorem 14), see ``docs/privacy.md`` (Numeric model).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    value : float or array-like
+        The exact statistic.
+    scale : float
+        Planned standard deviation, > 0.
+    sensitivity : float
+        The sensitivity of ``value`` the event was planned with, > 0.
+    norm : {2, 1, inf}, default=2
+        The norm of ``sensitivity``.
+
+    Returns
+    -------
+    release : float or ndarray of float64
+        Same shape as ``value``; every entry a multiple of ``grid(scale)``.
+    """
+    return _add(discrete_gaussian, norm, rng, value, scale, sensitivity)
+
+
+def add_laplace(rng, value, scale, sensitivity, norm=1):
+    """The Laplace release ``value + Lap(scale)``, exact on the grid (discrete Laplace).
+
+    As :func:`add_gaussian`, with the l1 ``sensitivity``: a discrete Laplace of scale
+    ``t`` grid steps is ``(shift / t)``-DP for an integer shift (CKS 2020, Section 2).
+    """
+    return _add(discrete_laplace, norm, rng, value, scale, sensitivity)
+
+
+# ------------------------------------------------------------- still floating point
+def exponential(rng, size=None):
+    """Standard exponential draws (floating point; the exponential mechanism's Gumbel as ``-log E``)."""
+    return rng.standard_exponential(size=size)
+
+
+def gumbel(rng, size=None):
+    """Standard Gumbel draws (floating point; Gumbel-max selection, see ``docs/privacy.md``)."""
+    return rng.gumbel(size=size)
+
+
+def norm_gamma(rng, dim, scale):
+    """b in R^dim with density proportional to exp(-||b||_2 / scale) (floating point).
+
+    ||b||_2 ~ Gamma(shape=dim, scale=scale) with a uniform direction (Chaudhuri,
+    Monteleoni & Sarwate, JMLR 2011, Section 3).
+    """
+    u = rng.standard_normal(dim)
+    u /= np.linalg.norm(u)
+    return rng.gamma(shape=dim, scale=scale) * u
