@@ -33,11 +33,12 @@ exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias)
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 __all__ = ["GRID_BITS", "grid", "grid_scale", "snap", "gaussian", "laplace", "add_gaussian", "add_laplace",
-           "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace"]
+           "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
 
 #: The grid of a scale ``s`` is ``2 ** (floor(log2 s) - GRID_BITS)``: the noise is a
 #: discrete Gaussian / Laplace of scale between ``2**GRID_BITS`` and ``2**(GRID_BITS+1)``
@@ -131,12 +132,12 @@ def snap(value, gamma):
 def _uniform_py(rng, n):
     """A uniform integer in [0, n) for a Python int n of any size (exact rejection)."""
     bits = max(int(n - 1).bit_length(), 1)
-    words = (bits + 62) // 63
+    words = (bits + 61) // 62
     while True:
         v = 0
-        for w in rng.integers(0, 2**63, size=words, dtype=_I64):
-            v = (v << 63) | int(w)
-        v >>= words * 63 - bits
+        for w in rng.integers(0, 2**62, size=words, dtype=_I64):
+            v = (v << 62) | int(w)
+        v >>= words * 62 - bits
         if v < n:
             return v
 
@@ -393,3 +394,46 @@ def norm_gamma(rng, dim, scale):
     u = rng.standard_normal(dim)
     u /= np.linalg.norm(u)
     return rng.gamma(shape=dim, scale=scale) * u
+
+
+# ------------------------------------------------------------ cryptographic integers
+class CryptoGenerator(np.random.Generator):
+    """A ``numpy.random.Generator`` whose ``integers`` come from ``os.urandom``.
+
+    The exact samplers of this module draw only ``integers``, so with
+    ``random_state=None`` (:func:`dp_sklearn._release.make_rng`) every bit of the
+    additive noise comes from the operating system's cryptographic source. The other
+    methods (floats: Gumbel, norm-Gamma, Poisson subsampling, tie dithers) use the
+    wrapped bit generator, seeded with 256 bits of the same source. Every ``integers``
+    call also advances the bit generator by one word, so that a draw is visible in its
+    state (the release path counts a moved state as a release).
+    """
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        """Uniform integers in ``[low, high)`` from ``os.urandom`` (exact rejection, no modulo bias)."""
+        if high is None:
+            low, high = 0, low
+        lo = np.asarray(low, dtype=object if np.ndim(low) == 0 and abs(int(low)) > 2**62 else np.int64)
+        hi = np.asarray(high, dtype=object if np.ndim(high) == 0 and abs(int(high)) > 2**62 else np.int64)
+        if lo.dtype == object or hi.dtype == object or np.dtype(dtype) not in (np.dtype(np.int64), np.dtype(int)):
+            return super().integers(low, high, size=size, dtype=dtype, endpoint=endpoint)
+        span = hi - lo + (1 if endpoint else 0)
+        shape = np.broadcast_shapes(span.shape, () if size is None else tuple(np.atleast_1d(size)))
+        span = np.broadcast_to(span, shape).astype(np.uint64).ravel()
+        if np.any(span == 0):
+            raise ValueError("high <= low")
+        self.bit_generator.random_raw()  # a draw moves the state (see the class docstring)
+        out = np.empty(span.size, dtype=np.uint64)
+        todo = np.arange(span.size)
+        while todo.size:
+            w = np.frombuffer(os.urandom(8 * todo.size), dtype=np.uint64) >> np.uint64(1)  # 63 bits
+            m = span[todo]
+            limit = (np.uint64(2**63) // m) * m  # accept below a multiple of m: exactly uniform
+            ok = w < limit
+            out[todo[ok]] = w[ok] % m[ok]
+            todo = todo[~ok]
+        res = out.astype(np.int64).reshape(shape) + np.broadcast_to(lo, shape)
+        return res.astype(np.int64) if size is not None or shape else np.int64(res)
+
+    def __reduce__(self):
+        return (CryptoGenerator, (self.bit_generator,))
