@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -154,38 +156,67 @@ def _bernoulli_exp_py(rng, num, den):
     return k % 2 == 1
 
 
+_W = 2**62
+
+
+def _bernoulli_ratio(rng, num, m):
+    """Bernoulli(num / m) for an int64 array 0 <= num <= m and an int 1 <= m <= 2**62 (exact).
+
+    A 62-bit word w (``rng.integers`` with a power-of-two bound: raw bits) is uniform
+    on [0, c m) when accepted below c m, c = floor(2**62 / m); then P(w < c num) = num / m.
+    """
+    c = _W // m
+    thr, lim = c * num, c * m
+    w = rng.integers(0, _W, size=num.shape, dtype=_I64)
+    out = w < thr
+    redo = np.flatnonzero(w >= lim)  # probability < m / 2**62 each
+    if redo.size:
+        out[redo] = _bernoulli_ratio(rng, num[redo], m)
+    return out
+
+
 def _bernoulli_exp_frac(rng, num, den):
-    """Bernoulli(exp(-num/den)) for int64 arrays with 0 <= num <= den (CKS 2020, Algorithm 1).
+    """Bernoulli(exp(-num/den)) for an int64 array 0 <= num <= den and an int den (CKS 2020, Algorithm 1).
 
     K <- 1; while Bernoulli(num / (den K)): K <- K + 1; return K odd. Vectorized over
-    draws, with a loop over the rounds (expected O(log n) of them).
+    draws, with a loop over the rounds (every draw alive in round K has the same K).
     """
-    num = np.broadcast_to(np.asarray(num, dtype=_I64), np.shape(num))
-    den = np.broadcast_to(np.asarray(den, dtype=_I64), num.shape)
-    k = np.ones(num.shape, dtype=_I64)
+    num = np.asarray(num, dtype=_I64)
+    out = np.ones(num.shape, dtype=bool)
     alive = np.flatnonzero(num > 0)
+    k = 1
     while alive.size:
-        a = rng.integers(0, den[alive] * k[alive]) < num[alive]
-        alive = alive[a]
-        k[alive] += 1
-    return (k & 1) == 1
+        alive = alive[_bernoulli_ratio(rng, num[alive], int(den) * k)]
+        k += 1
+        out[alive] = k % 2 == 1
+    return out
+
+
+def _bernoulli_exp1(rng, n):
+    """n draws of Bernoulli(exp(-1)) (Algorithm 1 with gamma = 1: K odd, Bernoulli(1/K) rounds)."""
+    out = np.zeros(n, dtype=bool)  # K >= 2 always (Bernoulli(1/1) succeeds)
+    alive = np.arange(n)
+    k = 2
+    while alive.size:
+        alive = alive[rng.integers(0, k, size=alive.size) == 0]
+        k += 1
+        out[alive] = k % 2 == 1
+    return out
 
 
 def _bernoulli_exp(rng, num, den):
-    """Bernoulli(exp(-num/den)) for int64 arrays, num >= 0, den > 0 (CKS 2020, Algorithm 1).
+    """Bernoulli(exp(-num/den)) for an int64 array num >= 0 and an int den > 0 (CKS 2020, Algorithm 1).
 
     exp(-x) = exp(-1)^floor(x) exp(-(x - floor x)): floor(x) Bernoulli(exp(-1)) (a loop
     over rounds, each draw stops at its first failure) and one of the fractional part.
     """
     num = np.asarray(num, dtype=_I64)
-    den = np.broadcast_to(np.asarray(den, dtype=_I64), num.shape)
-    q, r = np.divmod(num, den)
+    q, r = np.divmod(num, int(den))
     out = _bernoulli_exp_frac(rng, r, den)
     alive = np.flatnonzero(out & (q > 0))
-    ones = np.ones(1, dtype=_I64)
     rnd = 0
     while alive.size and rnd < _CHAIN:
-        ok = _bernoulli_exp_frac(rng, np.broadcast_to(ones, alive.shape), np.broadcast_to(ones, alive.shape))
+        ok = _bernoulli_exp1(rng, alive.size)
         out[alive[~ok]] = False
         alive = alive[ok]
         rnd += 1
@@ -200,10 +231,8 @@ def _geometric_exp1(rng, n):
     """n draws of V = number of successes of Bernoulli(exp(-1)) before the first failure."""
     v = np.zeros(n, dtype=_I64)
     alive = np.arange(n)
-    ones = np.ones(1, dtype=_I64)
     while alive.size:
-        ok = _bernoulli_exp_frac(rng, np.broadcast_to(ones, alive.shape), np.broadcast_to(ones, alive.shape))
-        alive = alive[ok]
+        alive = alive[_bernoulli_exp1(rng, alive.size)]
         v[alive] += 1
     return v
 
@@ -230,7 +259,7 @@ def discrete_laplace(rng, t, size):
         m = size - filled
         batch = m + m // 2 + 8
         u = rng.integers(0, t, size=batch, dtype=_I64)
-        keep = _bernoulli_exp_frac(rng, u, np.full(batch, t, dtype=_I64))
+        keep = _bernoulli_exp_frac(rng, u, t)
         u = u[keep]
         x = u + t * _geometric_exp1(rng, u.size)
         neg = rng.integers(0, 2, size=x.size, dtype=_I64) == 1
@@ -284,6 +313,44 @@ def discrete_gaussian(rng, s, size):
     return out
 
 
+# --------------------------------------------------------------------------- buffering
+#: Draws are made in blocks of at least this many and served in order; a block is kept
+#: per (Generator, sampler, scale in grid steps), for at most :data:`_CACHE_SIZE`
+#: Generators (the cache holds a reference to each, so an id is never reused while cached).
+_BLOCK = 4096
+_BLOCK_MAX = 2**16
+_CACHE_SIZE = 8
+_cache = OrderedDict()
+_lock = threading.Lock()
+
+
+def _draw(sampler, rng, steps, n):
+    """``n`` draws of ``sampler(rng, steps, .)``, served from a per-Generator block.
+
+    The i.i.d. draws of one block are used once each, in order: serving them later is
+    the same distribution as drawing them now. Every call moves ``rng``'s state by one
+    word, so a served draw is visible to the release path (``dp_sklearn._release``).
+    """
+    if n >= _BLOCK_MAX:
+        return sampler(rng, steps, n)
+    key = (id(rng), sampler.__name__, int(steps))
+    with _lock:
+        entry = _cache.pop(key, None)
+        if entry is None or entry[0] is not rng:
+            entry = [rng, np.empty(0, dtype=_I64)]
+        while len(_cache) >= _CACHE_SIZE:
+            _cache.popitem(last=False)
+        _cache[key] = entry
+    buf = entry[1]
+    if buf.size < n:
+        block = min(max(_BLOCK, 32 * n), _BLOCK_MAX)
+        buf = np.concatenate([buf, sampler(rng, steps, block)])
+    else:
+        rng.bit_generator.random_raw()
+    entry[1] = buf[n:]
+    return buf[:n]
+
+
 # ------------------------------------------------------------------------------- the API
 def _size(size):
     shape = () if size is None else tuple(np.atleast_1d(np.asarray(size, dtype=int)))
@@ -311,7 +378,7 @@ def gaussian(rng, scale, size=None):
     """
     shape, n = _size(size)
     gamma, s = grid_scale(scale)
-    out = discrete_gaussian(rng, s, n).astype(np.float64) * gamma
+    out = _draw(discrete_gaussian, rng, s, n).astype(np.float64) * gamma
     return float(out[0]) if size is None else out.reshape(shape)
 
 
@@ -319,7 +386,7 @@ def laplace(rng, scale, size=None):
     """Laplace noise of scale >= ``scale``, exact on the grid of ``scale`` (see :func:`gaussian`)."""
     shape, n = _size(size)
     gamma, t = grid_scale(scale)
-    out = discrete_laplace(rng, t, n).astype(np.float64) * gamma
+    out = _draw(discrete_laplace, rng, t, n).astype(np.float64) * gamma
     return float(out[0]) if size is None else out.reshape(shape)
 
 
@@ -329,7 +396,7 @@ def _add(sampler, norm, rng, value, scale, sensitivity):
     if float(scale) == 0.0:  # no noise (epsilon = inf): the value itself
         return float(value) if scalar else value.copy()
     gamma, steps = grid_scale(scale, sensitivity, max(value.size, 1), norm)
-    k = sampler(rng, steps, value.size).reshape(value.shape)
+    k = _draw(sampler, rng, steps, value.size).reshape(value.shape)
     # Both terms are integer multiples of gamma; a correctly rounded sum depends on
     # their exact sum only: the float result is a function of one integer.
     out = snap(value, gamma) + k.astype(np.float64) * gamma
