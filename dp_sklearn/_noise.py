@@ -257,7 +257,7 @@ def discrete_laplace(rng, t, size):
     filled = 0
     while filled < size:
         m = size - filled
-        batch = m + m // 2 + 8
+        batch = (5 * m) // 3 + 16  # acceptance ~ 1 - 1/e: usually one round
         u = rng.integers(0, t, size=batch, dtype=_I64)
         keep = _bernoulli_exp_frac(rng, u, t)
         u = u[keep]
@@ -299,7 +299,7 @@ def discrete_gaussian(rng, s, size):
     filled = 0
     while filled < size:
         m = size - filled
-        batch = m + m // 2 + 8
+        batch = (3 * m) // 2 + 16  # acceptance ~ 0.75 for t = s: usually one round
         y = discrete_laplace(rng, s, batch)
         a = np.abs(y)
         big = a >= _SAFE_ABS
@@ -314,10 +314,11 @@ def discrete_gaussian(rng, s, size):
 
 
 # --------------------------------------------------------------------------- buffering
-#: Draws are made in blocks of at least this many and served in order; a block is kept
-#: per (Generator, sampler, scale in grid steps), for at most :data:`_CACHE_SIZE`
-#: Generators (the cache holds a reference to each, so an id is never reused while cached).
-_BLOCK = 4096
+#: Draws are made in blocks that double with use (from :data:`_BLOCK_MIN`) up to
+#: :data:`_BLOCK_MAX`, and served in order; a block is kept per (Generator, sampler, scale
+#: in grid steps), for at most :data:`_CACHE_SIZE` Generators (the cache holds a
+#: reference to each, so an id is never reused while cached).
+_BLOCK_MIN = 1024
 _BLOCK_MAX = 2**16
 _CACHE_SIZE = 8
 _cache = OrderedDict()
@@ -328,26 +329,24 @@ def _draw(sampler, rng, steps, n):
     """``n`` draws of ``sampler(rng, steps, .)``, served from a per-Generator block.
 
     The i.i.d. draws of one block are used once each, in order: serving them later is
-    the same distribution as drawing them now. Every call moves ``rng``'s state by one
-    word, so a served draw is visible to the release path (``dp_sklearn._release``).
+    the same distribution as drawing them now. Every call moves ``rng``'s state, so a
+    served draw is visible to the release path (``dp_sklearn._release``).
     """
-    if n >= _BLOCK_MAX:
-        return sampler(rng, steps, n)
     key = (id(rng), sampler.__name__, int(steps))
     with _lock:
         entry = _cache.pop(key, None)
         if entry is None or entry[0] is not rng:
-            entry = [rng, np.empty(0, dtype=_I64)]
+            entry = [rng, np.empty(0, dtype=_I64), 0]
         while len(_cache) >= _CACHE_SIZE:
             _cache.popitem(last=False)
         _cache[key] = entry
     buf = entry[1]
     if buf.size < n:
-        block = min(max(_BLOCK, 32 * n), _BLOCK_MAX)
+        block = max(n - buf.size, min(max(entry[2], _BLOCK_MIN), _BLOCK_MAX))
         buf = np.concatenate([buf, sampler(rng, steps, block)])
     else:
         rng.bit_generator.random_raw()
-    entry[1] = buf[n:]
+    entry[1], entry[2] = buf[n:], entry[2] + n
     return buf[:n]
 
 
