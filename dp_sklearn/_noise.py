@@ -52,11 +52,6 @@ GRID_BITS = 20
 #: rounding of the products that compute it (safe direction).
 _MARGIN = 2.0**-40
 
-#: A Bernoulli(exp(-x)) with integer part of x at least this large first draws this
-#: many Bernoulli(exp(-1)) (vectorized); the survivors (probability exp(-64)) finish
-#: in exact Python-int arithmetic.
-_CHAIN = 64
-
 _I64 = np.int64
 
 
@@ -145,12 +140,12 @@ def _uniform_py(rng, n):
 
 
 def _bernoulli_exp_py(rng, num, den):
-    """Bernoulli(exp(-num/den)) for Python ints (CKS 2020, Algorithm 1), scalar."""
-    q, num = divmod(num, den)
-    for _ in range(q):
+    """Bernoulli(exp(-num/den)) for Python ints of any size (CKS 2020, Algorithm 1), scalar."""
+    while num > den:  # exp(-x) = exp(-1) exp(-(x - 1)); each factor stops the loop when it fails
         if not _bernoulli_exp_py(rng, 1, 1):
             return False
-    k = 1
+        num -= den
+    k = 1  # x = num / den in [0, 1]: K <- 1; while Bernoulli(x / K): K <- K + 1; K odd
     while _uniform_py(rng, den * k) < num:
         k += 1
     return k % 2 == 1
@@ -158,81 +153,67 @@ def _bernoulli_exp_py(rng, num, den):
 
 _W = 2**62
 
+#: Relative error allowed for float64 ``exp`` of a float64 ratio in :func:`_bernoulli_exp`
+#: (a correctly rounded ``exp`` is within 2**-53; the ratio ``num / den`` adds at most
+#: 3 * 2**-53 * x relative, covered by the second term). Wider than any libm's error.
+_EXP_MARGIN = 2.0**-30
 
-def _bernoulli_ratio(rng, num, m):
-    """Bernoulli(num / m) for an int64 array 0 <= num <= m and an int 1 <= m <= 2**62 (exact).
 
-    A 62-bit word w (``rng.integers`` with a power-of-two bound: raw bits) is uniform
-    on [0, c m) when accepted below c m, c = floor(2**62 / m); then P(w < c num) = num / m.
+def _resolve(rng, w, bits, num, den):
+    """Exactly decide u < exp(-num/den) for a uniform u whose first ``bits`` bits are ``w``.
+
+    Compares against exp(-num/den) computed with :mod:`decimal` (correctly rounded) at
+    increasing precision, drawing 62 more bits of u whenever the comparison is undecided.
     """
-    c = _W // m
-    thr, lim = c * num, c * m
-    w = rng.integers(0, _W, size=num.shape, dtype=_I64)
-    out = w < thr
-    redo = np.flatnonzero(w >= lim)  # probability < m / 2**62 each
-    if redo.size:
-        out[redo] = _bernoulli_ratio(rng, num[redo], m)
-    return out
+    import decimal
+    from fractions import Fraction
 
-
-def _bernoulli_exp_frac(rng, num, den):
-    """Bernoulli(exp(-num/den)) for an int64 array 0 <= num <= den and an int den (CKS 2020, Algorithm 1).
-
-    K <- 1; while Bernoulli(num / (den K)): K <- K + 1; return K odd. Vectorized over
-    draws, with a loop over the rounds (every draw alive in round K has the same K).
-    """
-    num = np.asarray(num, dtype=_I64)
-    out = np.ones(num.shape, dtype=bool)
-    alive = np.flatnonzero(num > 0)
-    k = 1
-    while alive.size:
-        alive = alive[_bernoulli_ratio(rng, num[alive], int(den) * k)]
-        k += 1
-        out[alive] = k % 2 == 1
-    return out
-
-
-def _bernoulli_exp1(rng, n):
-    """n draws of Bernoulli(exp(-1)) (Algorithm 1 with gamma = 1: K odd, Bernoulli(1/K) rounds)."""
-    out = np.zeros(n, dtype=bool)  # K >= 2 always (Bernoulli(1/1) succeeds)
-    alive = np.arange(n)
-    k = 2
-    while alive.size:
-        alive = alive[rng.integers(0, k, size=alive.size) == 0]
-        k += 1
-        out[alive] = k % 2 == 1
-    return out
+    digits = 40
+    while True:
+        with decimal.localcontext() as ctx:
+            ctx.prec = digits + 10
+            e = (-(decimal.Decimal(int(num)) / decimal.Decimal(int(den)))).exp()
+        e = Fraction(e)
+        tol = e * Fraction(1, 10**digits) + Fraction(1, 10 ** (digits + 5))  # rounding of x and of exp
+        if Fraction(w + 1, 2**bits) <= e - tol:
+            return True
+        if Fraction(w, 2**bits) >= e + tol:
+            return False
+        w = (w << 62) | int(rng.integers(0, _W))
+        bits += 62
+        digits += 20
 
 
 def _bernoulli_exp(rng, num, den):
-    """Bernoulli(exp(-num/den)) for an int64 array num >= 0 and an int den > 0 (CKS 2020, Algorithm 1).
+    """Bernoulli(exp(-num/den)) for an int64 array num >= 0 and an int den > 0, exact.
 
-    exp(-x) = exp(-1)^floor(x) exp(-(x - floor x)): floor(x) Bernoulli(exp(-1)) (a loop
-    over rounds, each draw stops at its first failure) and one of the fractional part.
+    A uniform u in [0, 1) is drawn lazily: its first 62 bits w decide the comparison
+    u < exp(-x) whenever [w, w + 1) / 2**62 lies on one side of a float64 enclosure of
+    exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-29
+    exp(-x)) :func:`_resolve` decides it exactly with more bits. Bernoulli(exp(-x)) for
+    rational x is what CKS 2020's Algorithm 1 provides; this is the same distribution in
+    one word per draw.
     """
     num = np.asarray(num, dtype=_I64)
-    q, r = np.divmod(num, int(den))
-    out = _bernoulli_exp_frac(rng, r, den)
-    alive = np.flatnonzero(out & (q > 0))
-    rnd = 0
-    while alive.size and rnd < _CHAIN:
-        ok = _bernoulli_exp1(rng, alive.size)
-        out[alive[~ok]] = False
-        alive = alive[ok]
-        rnd += 1
-        alive = alive[q[alive] > rnd]
-    for i in alive:  # survived _CHAIN Bernoulli(exp(-1)): probability exp(-64)
-        out[i] = _bernoulli_exp_py(rng, int(q[i]) - _CHAIN, 1)
+    x = num.astype(np.float64) / float(den)
+    e = np.exp(-x)
+    m = _EXP_MARGIN * (1.0 + x)
+    lo = np.floor(e * (1.0 - m) * _W).astype(_I64)  # lo / 2**62 <= exp(-x)
+    hi = np.minimum(np.ceil(e * (1.0 + m) * _W), 2.0**62 + 1).astype(_I64) + 1  # hi / 2**62 >= exp(-x)
+    w = rng.integers(0, _W, size=num.shape, dtype=_I64)
+    out = w < lo  # u < (w + 1) / 2**62 <= lo / 2**62
+    for i in np.flatnonzero((w >= lo) & (w < hi)):
+        out.flat[i] = _resolve(rng, int(w.flat[i]), 62, int(num.flat[i]), int(den))
     return out
 
 
-# ------------------------------------------------------------------ discrete samplers
 def _geometric_exp1(rng, n):
     """n draws of V = number of successes of Bernoulli(exp(-1)) before the first failure."""
     v = np.zeros(n, dtype=_I64)
     alive = np.arange(n)
+    one = np.ones(1, dtype=_I64)
     while alive.size:
-        alive = alive[_bernoulli_exp1(rng, alive.size)]
+        alive = alive[_bernoulli_exp(rng, np.broadcast_to(one, alive.shape), 1)]
         v[alive] += 1
     return v
 
@@ -259,7 +240,7 @@ def discrete_laplace(rng, t, size):
         m = size - filled
         batch = (5 * m) // 3 + 16  # acceptance ~ 1 - 1/e: usually one round
         u = rng.integers(0, t, size=batch, dtype=_I64)
-        keep = _bernoulli_exp_frac(rng, u, t)
+        keep = _bernoulli_exp(rng, u, t)
         u = u[keep]
         x = u + t * _geometric_exp1(rng, u.size)
         neg = rng.integers(0, 2, size=x.size, dtype=_I64) == 1

@@ -54,12 +54,19 @@ def test_discrete_gaussian_large_scale_moments():
     assert abs(k.mean() / s) < 0.01
 
 
-def test_bernoulli_exp_matches_closed_form():
+@pytest.mark.parametrize("margin", [_noise._EXP_MARGIN, 0.3])  # 0.3: most draws take the exact slow path
+def test_bernoulli_exp_matches_closed_form(margin, monkeypatch):
+    monkeypatch.setattr(_noise, "_EXP_MARGIN", margin)
     rng = np.random.default_rng(4)
+    n = 20_000 if margin > 0.1 else 100_000
     for num, den in [(0, 5), (3, 7), (7, 7), (38, 7), (1, 1)]:
-        b = _noise._bernoulli_exp(rng, np.full(100_000, num), den)
-        assert abs(b.mean() - math.exp(-num / den)) < 0.006, (num, den)
-    assert _noise._bernoulli_exp_py(rng, 0, 3) is True
+        b = _noise._bernoulli_exp(rng, np.full(n, num), den)
+        p = math.exp(-num / den)
+        assert abs(b.mean() - p) < 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (num, den)
+    for num, den in [(0, 3), (5, 3), (1, 1)]:
+        p = math.exp(-num / den)
+        b = np.mean([_noise._bernoulli_exp_py(rng, num, den) for _ in range(20_000)])
+        assert abs(b - p) < 5 * math.sqrt(p * (1 - p) / 20_000) + 1e-9
 
 
 def test_gaussian_release_is_on_the_grid_and_calibrated():
