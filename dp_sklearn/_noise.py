@@ -153,35 +153,52 @@ def _bernoulli_exp_py(rng, num, den):
 
 _W = 2**62
 
-#: Relative error allowed for float64 ``exp`` of a float64 ratio in :func:`_bernoulli_exp`
-#: (a correctly rounded ``exp`` is within 2**-53; the ratio ``num / den`` adds at most
-#: 3 * 2**-53 * x relative, covered by the second term). Wider than any libm's error.
-_EXP_MARGIN = 2.0**-30
+#: Relative error allowed, times (1 + x), for float64 ``exp(-x)`` of a float64 x = num / den
+#: in :func:`_enclosure`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
+#: are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
+#: numeric model (``docs/privacy.md``): a draw is decided in floating point only when
+#: this enclosure decides it; otherwise exactly (:class:`_LazyUniform`).
+_EXP_MARGIN = 2.0**-45
 
 
-def _resolve(rng, w, bits, num, den):
-    """Exactly decide u < exp(-num/den) for a uniform u whose first ``bits`` bits are ``w``.
+class _LazyUniform:
+    """A uniform u in [0, 1) known by its first ``bits`` bits ``w``, extended on demand.
 
-    Compares against exp(-num/den) computed with :mod:`decimal` (correctly rounded) at
-    increasing precision, drawing 62 more bits of u whenever the comparison is undecided.
+    :meth:`below_exp` decides u < exp(-num/den) exactly, comparing against exp(-num/den)
+    computed with :mod:`decimal` (correctly rounded) at increasing precision and drawing
+    62 more bits of u whenever the comparison is undecided. The bits persist, so several
+    comparisons see the same u.
     """
-    import decimal
-    from fractions import Fraction
 
-    digits = 40
-    while True:
-        with decimal.localcontext() as ctx:
-            ctx.prec = digits + 10
-            e = (-(decimal.Decimal(int(num)) / decimal.Decimal(int(den)))).exp()
-        e = Fraction(e)
-        tol = e * Fraction(1, 10**digits) + Fraction(1, 10 ** (digits + 5))  # rounding of x and of exp
-        if Fraction(w + 1, 2**bits) <= e - tol:
-            return True
-        if Fraction(w, 2**bits) >= e + tol:
-            return False
-        w = (w << 62) | int(rng.integers(0, _W))
-        bits += 62
-        digits += 20
+    def __init__(self, rng, w, bits):
+        self.rng, self.w, self.bits = rng, int(w), int(bits)
+
+    def below_exp(self, num, den):
+        import decimal
+        from fractions import Fraction
+
+        digits = 40
+        while True:
+            with decimal.localcontext() as ctx:
+                ctx.prec = digits + 10
+                e = Fraction((-(decimal.Decimal(int(num)) / decimal.Decimal(int(den)))).exp())
+            tol = e * Fraction(1, 10**digits) + Fraction(1, 10 ** (digits + 5))  # rounding of x and of exp
+            if Fraction(self.w + 1, 2**self.bits) <= e - tol:
+                return True
+            if Fraction(self.w, 2**self.bits) >= e + tol:
+                return False
+            self.w = (self.w << 62) | int(self.rng.integers(0, _W))
+            self.bits += 62
+            digits += 20
+
+
+def _enclosure(x):
+    """Integer bounds lo <= 2**62 exp(-x) <= hi for a float64 array x >= 0 (see :data:`_EXP_MARGIN`)."""
+    e = np.exp(-x)
+    m = _EXP_MARGIN * (1.0 + x)
+    lo = np.floor(e * (1.0 - m) * _W).astype(_I64)
+    hi = np.minimum(np.ceil(e * (1.0 + m) * _W), 2.0**62 + 1).astype(_I64) + 1
+    return lo, hi
 
 
 def _bernoulli_exp(rng, num, den):
@@ -189,37 +206,64 @@ def _bernoulli_exp(rng, num, den):
 
     A uniform u in [0, 1) is drawn lazily: its first 62 bits w decide the comparison
     u < exp(-x) whenever [w, w + 1) / 2**62 lies on one side of a float64 enclosure of
-    exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-29
-    exp(-x)) :func:`_resolve` decides it exactly with more bits. Bernoulli(exp(-x)) for
+    exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-44
+    exp(-x)) :class:`_LazyUniform` decides it exactly with more bits. Bernoulli(exp(-x)) for
     rational x is what CKS 2020's Algorithm 1 provides; this is the same distribution in
     one word per draw.
     """
     num = np.asarray(num, dtype=_I64)
-    x = num.astype(np.float64) / float(den)
-    e = np.exp(-x)
-    m = _EXP_MARGIN * (1.0 + x)
-    lo = np.floor(e * (1.0 - m) * _W).astype(_I64)  # lo / 2**62 <= exp(-x)
-    hi = np.minimum(np.ceil(e * (1.0 + m) * _W), 2.0**62 + 1).astype(_I64) + 1  # hi / 2**62 >= exp(-x)
+    lo, hi = _enclosure(num.astype(np.float64) / float(den))
     w = rng.integers(0, _W, size=num.shape, dtype=_I64)
-    out = w < lo  # u < (w + 1) / 2**62 <= lo / 2**62
-    for i in np.flatnonzero((w >= lo) & (w < hi)):
-        out.flat[i] = _resolve(rng, int(w.flat[i]), 62, int(num.flat[i]), int(den))
+    out = w < lo  # u < (w + 1) / 2**62 <= lo / 2**62 <= exp(-x)
+    for i in np.flatnonzero((w >= lo) & (w < hi)):  # undecided: exact
+        out.flat[i] = _LazyUniform(rng, w.flat[i], 62).below_exp(int(num.flat[i]), den)
     return out
 
 
-def _geometric_exp1(rng, n):
-    """n draws of V = number of successes of Bernoulli(exp(-1)) before the first failure."""
-    v = np.zeros(n, dtype=_I64)
-    alive = np.arange(n)
-    one = np.ones(1, dtype=_I64)
-    while alive.size:
-        alive = alive[_bernoulli_exp(rng, np.broadcast_to(one, alive.shape), 1)]
-        v[alive] += 1
-    return v
+def _geometric_exact(u, t, guess):
+    """G = max{g >= 0 : u < exp(-g/t)} for a :class:`_LazyUniform` u (exponential then binary search)."""
+    lo = max(int(guess), 0)
+    if not u.below_exp(lo, t):
+        hi, lo = lo, 0  # c(0) is true: u < 1
+    else:
+        step = 1
+        hi = lo + step
+        while u.below_exp(hi, t):
+            lo, step = hi, 2 * step
+            hi = lo + step
+    while hi - lo > 1:  # invariant: c(lo) true, c(hi) false
+        mid = (lo + hi) // 2
+        if u.below_exp(mid, t):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _geometric(rng, t, n):
+    """n draws of G with P(G >= g) = exp(-g/t), by inversion of a lazily drawn uniform, exact.
+
+    G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits of u, kept when
+    the enclosures of exp(-g/t) and exp(-(g+1)/t) (:func:`_enclosure`) show that u lies
+    between them; otherwise (probability about 2**-44 x t) decided exactly by
+    :func:`_geometric_exact`.
+    """
+    w = rng.integers(0, _W, size=n, dtype=_I64)
+    g = np.floor(-t * np.log((w.astype(np.float64) + 0.5) / _W)).astype(_I64)
+    lo_a, _ = _enclosure(g / t)
+    _, hi_b = _enclosure((g + 1) / t)
+    bad = np.flatnonzero(~((w < lo_a) & (w >= hi_b)))  # u < exp(-g/t) and u >= exp(-(g+1)/t)
+    for i in bad:
+        g[i] = _geometric_exact(_LazyUniform(rng, w[i], 62), t, g[i])
+    return g
 
 
 def discrete_laplace(rng, t, size):
-    """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t) (CKS 2020, Algorithm 2).
+    """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t).
+
+    A sign B and a magnitude G with P(G >= g) = exp(-g/t) (:func:`_geometric`); (B = 1,
+    G = 0) is rejected so that 0 is not counted twice (the construction of CKS 2020,
+    Algorithm 2, with the geometric drawn by exact inversion).
 
     Parameters
     ----------
@@ -238,14 +282,10 @@ def discrete_laplace(rng, t, size):
     filled = 0
     while filled < size:
         m = size - filled
-        batch = (5 * m) // 3 + 16  # acceptance ~ 1 - 1/e: usually one round
-        u = rng.integers(0, t, size=batch, dtype=_I64)
-        keep = _bernoulli_exp(rng, u, t)
-        u = u[keep]
-        x = u + t * _geometric_exp1(rng, u.size)
-        neg = rng.integers(0, 2, size=x.size, dtype=_I64) == 1
-        ok = ~(neg & (x == 0))
-        y = np.where(neg, -x, x)[ok][:m]
+        batch = m + m // (2 * t) + 16  # rejection probability (1 - exp(-1/t)) / 2
+        g = _geometric(rng, t, batch)
+        neg = rng.integers(0, 2, size=batch, dtype=_I64) == 1
+        y = np.where(neg, -g, g)[~(neg & (g == 0))][:m]
         out[filled:filled + y.size] = y
         filled += y.size
     return out

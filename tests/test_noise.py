@@ -25,8 +25,10 @@ def _chi2_ok(counts, probs, n):
 
 
 @pytest.mark.parametrize("t", [1, 3, 7])
-def test_discrete_laplace_pmf(t):
-    n = 200_000
+@pytest.mark.parametrize("margin", [_noise._EXP_MARGIN, 0.05])  # 0.05: many draws take the exact slow path
+def test_discrete_laplace_pmf(t, margin, monkeypatch):
+    monkeypatch.setattr(_noise, "_EXP_MARGIN", margin)
+    n = 200_000 if margin < 0.01 else 20_000
     k = _noise.discrete_laplace(np.random.default_rng(1), t, n)
     support = np.arange(-12 * t, 12 * t + 1)
     pmf = np.exp(-np.abs(support) / t) * math.tanh(1 / (2 * t))
