@@ -41,7 +41,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from . import _noise
+from . import _discrete
 
 __all__ = ["make_rng", "seed_sequence", "shares", "private_fit", "planning", "detached", "active_release",
            "PlanComplete"]
@@ -98,7 +98,7 @@ def make_rng(random_state, *, spawn_key=()):
     A ``Generator`` is used as it is (``spawn_key`` ignored); anything else goes
     through :func:`seed_sequence`, so ``make_rng(s)`` equals
     ``numpy.random.default_rng(s)`` for an int ``s`` (reproducible). ``None`` gives a
-    :class:`dp_sklearn._noise.CryptoGenerator`: its ``integers`` (the only draws of the
+    :class:`dp_sklearn._discrete.CryptoGenerator`: its ``integers`` (the only draws of the
     exact noise samplers) read the operating system's cryptographic source
     (``os.urandom``); its other draws come from a PCG64 seeded with 256 bits of it
     (``docs/privacy.md``, Numeric model).
@@ -122,7 +122,7 @@ def make_rng(random_state, *, spawn_key=()):
     if isinstance(random_state, np.random.Generator):
         return random_state
     if random_state is None:
-        return _noise.CryptoGenerator(np.random.PCG64(seed_sequence(None, spawn_key=spawn_key)))
+        return _discrete.CryptoGenerator(np.random.PCG64(seed_sequence(None, spawn_key=spawn_key)))
     return np.random.default_rng(seed_sequence(random_state, spawn_key=spawn_key))
 
 

@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from dp_sklearn import _noise
+from dp_sklearn import _discrete, _noise
 from dp_sklearn._release import make_rng
 from dp_sklearn.audit import audit_epsilon
 
@@ -25,11 +25,11 @@ def _chi2_ok(counts, probs, n):
 
 
 @pytest.mark.parametrize("t", [1, 3, 7])
-@pytest.mark.parametrize("margin", [_noise._EXP_MARGIN, 0.05])  # 0.05: many draws take the exact slow path
+@pytest.mark.parametrize("margin", [_discrete._EXP_MARGIN, 0.05])  # 0.05: many draws take the exact slow path
 def test_discrete_laplace_pmf(t, margin, monkeypatch):
-    monkeypatch.setattr(_noise, "_EXP_MARGIN", margin)
+    monkeypatch.setattr(_discrete, "_EXP_MARGIN", margin)
     n = 200_000 if margin < 0.01 else 20_000
-    k = _noise.discrete_laplace(np.random.default_rng(1), t, n)
+    k = _discrete.discrete_laplace(np.random.default_rng(1), t, n)
     support = np.arange(-12 * t, 12 * t + 1)
     pmf = np.exp(-np.abs(support) / t) * math.tanh(1 / (2 * t))
     counts = np.array([(k == v).sum() for v in support])
@@ -41,7 +41,7 @@ def test_discrete_laplace_pmf(t, margin, monkeypatch):
 @pytest.mark.parametrize("s", [1, 2, 5])
 def test_discrete_gaussian_pmf(s):
     n = 200_000
-    k = _noise.discrete_gaussian(np.random.default_rng(2), s, n)
+    k = _discrete.discrete_gaussian(np.random.default_rng(2), s, n)
     support = np.arange(-10 * s, 10 * s + 1)
     w = np.exp(-support.astype(float) ** 2 / (2 * s * s))
     counts = np.array([(k == v).sum() for v in support])
@@ -51,23 +51,23 @@ def test_discrete_gaussian_pmf(s):
 
 def test_discrete_gaussian_large_scale_moments():
     s = 2**20 + 12345
-    k = _noise.discrete_gaussian(np.random.default_rng(3), s, 100_000)
+    k = _discrete.discrete_gaussian(np.random.default_rng(3), s, 100_000)
     assert abs(k.std() / s - 1.0) < 0.01
     assert abs(k.mean() / s) < 0.01
 
 
-@pytest.mark.parametrize("margin", [_noise._EXP_MARGIN, 0.3])  # 0.3: most draws take the exact slow path
+@pytest.mark.parametrize("margin", [_discrete._EXP_MARGIN, 0.3])  # 0.3: most draws take the exact slow path
 def test_bernoulli_exp_matches_closed_form(margin, monkeypatch):
-    monkeypatch.setattr(_noise, "_EXP_MARGIN", margin)
+    monkeypatch.setattr(_discrete, "_EXP_MARGIN", margin)
     rng = np.random.default_rng(4)
     n = 20_000 if margin > 0.1 else 100_000
     for num, den in [(0, 5), (3, 7), (7, 7), (38, 7), (1, 1)]:
-        b = _noise._bernoulli_exp(rng, np.full(n, num), den)
+        b = _discrete._bernoulli_exp(rng, np.full(n, num), den)
         p = math.exp(-num / den)
         assert abs(b.mean() - p) < 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (num, den)
     for num, den in [(0, 3), (5, 3), (1, 1)]:
         p = math.exp(-num / den)
-        b = np.mean([_noise._bernoulli_exp_py(rng, num, den) for _ in range(20_000)])
+        b = np.mean([_discrete._bernoulli_exp_py(rng, num, den) for _ in range(20_000)])
         assert abs(b - p) < 5 * math.sqrt(p * (1 - p) / 20_000) + 1e-9
 
 
@@ -105,7 +105,7 @@ def test_zero_scale_is_the_value_and_int_seed_reproducible():
 
 def test_crypto_generator_for_none():
     rng = make_rng(None)
-    assert isinstance(rng, _noise.CryptoGenerator)
+    assert isinstance(rng, _discrete.CryptoGenerator)
     state = rng.bit_generator.state
     draws = rng.integers(0, 7, size=70_000)
     assert rng.bit_generator.state != state  # a draw is visible to the release path
@@ -113,7 +113,7 @@ def test_crypto_generator_for_none():
     ok, info = _chi2_ok(counts, np.full(7, 1 / 7), draws.size)
     assert ok, info
     assert set(np.unique(rng.integers(0, np.array([2, 3]), size=(500, 2))[:, 1])) == {0, 1, 2}
-    assert not isinstance(make_rng(0), _noise.CryptoGenerator)
+    assert not isinstance(make_rng(0), _discrete.CryptoGenerator)
 
 
 # ------------------------------------------------------------- Mironov's attack
