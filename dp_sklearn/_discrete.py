@@ -172,14 +172,22 @@ def discrete_laplace(rng, t, size):
     k : ndarray of int64, shape (size,)
     """
     t = int(t)
-    out = np.empty(size, dtype=_I64)
-    filled = 0
-    while filled < size:
-        m = size - filled
+
+    def propose(m):
         batch = m + m // (2 * t) + 16  # rejection probability (1 - exp(-1/t)) / 2
         g = _geometric(rng, t, batch)
         neg = rng.integers(0, 2, size=batch, dtype=_I64) == 1
-        y = np.where(neg, -g, g)[~(neg & (g == 0))][:m]
+        return np.where(neg, -g, g)[~(neg & (g == 0))]
+
+    return _fill(size, propose)
+
+
+def _fill(size, propose):
+    """``size`` accepted draws, ``propose(m)`` returning the accepted ones of a batch sized for m."""
+    out = np.empty(size, dtype=_I64)
+    filled = 0
+    while filled < size:
+        y = propose(size - filled)[: size - filled]
         out[filled:filled + y.size] = y
         filled += y.size
     return out
@@ -210,22 +218,18 @@ def discrete_gaussian(rng, s, size):
     """
     s = int(s)
     den = 2 * s * s
-    out = np.empty(size, dtype=_I64)
-    filled = 0
-    while filled < size:
-        m = size - filled
-        batch = (3 * m) // 2 + 16  # acceptance ~ 0.75 for t = s: usually one round
-        y = discrete_laplace(rng, s, batch)
+
+    def propose(m):
+        y = discrete_laplace(rng, s, (3 * m) // 2 + 16)  # acceptance ~ 0.75 for t = s
         a = np.abs(y)
         big = a >= _SAFE_ABS
         dev = np.where(big, 0, a - s)
         keep = _bernoulli_exp(rng, dev * dev, den)
         for i in np.flatnonzero(big):  # probability exp(-2**10) per draw: exact, in Python ints
             keep[i] = _bernoulli_exp_py(rng, (int(a[i]) - s) ** 2, den)
-        y = y[keep][:m]
-        out[filled:filled + y.size] = y
-        filled += y.size
-    return out
+        return y[keep]
+
+    return _fill(size, propose)
 
 
 # ------------------------------------------------------------ cryptographic integers
