@@ -35,8 +35,8 @@ exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias)
 from __future__ import annotations
 
 import math
+import sys
 import threading
-from collections import OrderedDict
 
 import numpy as np
 
@@ -130,38 +130,41 @@ def snap(value, gamma):
 
 # --------------------------------------------------------------------------- buffering
 #: Draws are made in blocks that double with use (from :data:`_BLOCK_MIN`) up to
-#: :data:`_BLOCK_MAX`, and served in order; a block is kept per (Generator, sampler, scale
-#: in grid steps), for at most :data:`_CACHE_SIZE` Generators (the cache holds a
-#: reference to each, so an id is never reused while cached).
+#: :data:`_BLOCK_MAX`, and served in order; blocks are kept per Generator and per
+#: (sampler, scale in grid steps). The cache holds a reference to each Generator (so its
+#: id is never reused while cached) and drops a Generator's blocks once nothing else
+#: refers to it: what a Generator draws depends on its own calls only, never on other fits.
 _BLOCK_MIN = 1024
 _BLOCK_MAX = 2**16
-_CACHE_SIZE = 8
-_cache = OrderedDict()
+_cache = {}
 _lock = threading.Lock()
 
 
+def _entry(rng, key):
+    with _lock:
+        slot = _cache.get(id(rng))
+        if slot is None or slot[0] is not rng:
+            for k in [k for k, v in _cache.items() if sys.getrefcount(v[0]) <= 2]:  # only the cache refers to it
+                del _cache[k]
+            slot = _cache[id(rng)] = (rng, {})
+        return slot[1].setdefault(key, [np.empty(0, dtype=_I64), 0])
+
+
 def _draw(sampler, rng, steps, n):
-    """``n`` draws of ``sampler(rng, steps, .)``, served from a per-Generator block.
+    """``n`` draws of ``sampler(rng, steps, .)``, served from the Generator's block.
 
     The i.i.d. draws of one block are used once each, in order: serving them later is
     the same distribution as drawing them now. Every call moves ``rng``'s state, so a
     served draw is visible to the release path (``dp_sklearn._release``).
     """
-    key = (id(rng), sampler.__name__, int(steps))
-    with _lock:
-        entry = _cache.pop(key, None)
-        if entry is None or entry[0] is not rng:
-            entry = [rng, np.empty(0, dtype=_I64), 0]
-        while len(_cache) >= _CACHE_SIZE:
-            _cache.popitem(last=False)
-        _cache[key] = entry
-    buf = entry[1]
+    entry = _entry(rng, (sampler.__name__, int(steps)))
+    buf = entry[0]
     if buf.size < n:
-        block = max(n - buf.size, min(max(entry[2], _BLOCK_MIN), _BLOCK_MAX))
+        block = max(n - buf.size, min(max(entry[1], _BLOCK_MIN), _BLOCK_MAX))
         buf = np.concatenate([buf, sampler(rng, steps, block)])
     else:
         rng.bit_generator.random_raw()
-    entry[1], entry[2] = buf[n:], entry[2] + n
+    entry[0], entry[1] = buf[n:], entry[1] + n
     return buf[:n]
 
 

@@ -237,3 +237,12 @@ def test_every_registered_solver_is_scanned():
         for func in (spec.func, spec.plan):  # the mechanism and its plan
             path = pathlib.Path(inspect.getsourcefile(func)).resolve()
             assert PACKAGE.resolve() in path.parents, name
+
+
+def test_blocks_depend_on_their_own_generator_only():
+    alone = _noise.gaussian(np.random.default_rng(5), 1.0, 4)
+    g = np.random.default_rng(5)
+    first = _noise.gaussian(g, 1.0, 2)
+    for k in range(20):  # other generators drawing in between (and then dropped)
+        _noise.add_laplace(np.random.default_rng(k), np.zeros(3), 1.0, 1.0)
+    np.testing.assert_array_equal(np.r_[first, _noise.gaussian(g, 1.0, 2)], alone)
