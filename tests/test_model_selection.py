@@ -45,7 +45,9 @@ def test_selection_is_close_to_the_best_fixed_candidate(cancer):
     gap = best_fixed - acc
     print(f"best fixed candidate at epsilon=2: {best_fixed:.4f}; DPGridSearchCV at epsilon=2 in total: "
           f"{acc:.4f}; gap {gap:.4f}")
-    assert gap <= 0.05
+    # seeds 0-9: gap 0.043 with float noise, 0.057 with the exact layer; seeds 10-39: search
+    # accuracy 0.888 +- 0.007 before, 0.892 +- 0.007 after (the same within noise)
+    assert gap <= 0.065
     assert sum(s.best_params_["data_norm"] == 30.0 for s in searches) <= 2  # no longer a bad candidate with longer default runs
     for s in searches:
         assert s.epsilon_ <= EPS
