@@ -34,6 +34,7 @@ exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias)
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import threading
@@ -123,6 +124,9 @@ def grid_scale(scale, sensitivity=None, size=1, norm=2):
     return gamma, int(steps)
 
 
+_grid_scale_cached = functools.lru_cache(maxsize=1024)(grid_scale)
+
+
 def snap(value, gamma):
     """``value`` rounded to the nearest multiple of the power of two ``gamma`` (exact in float64)."""
     return np.rint(np.asarray(value, dtype=np.float64) / gamma) * gamma
@@ -141,6 +145,9 @@ _lock = threading.Lock()
 
 
 def _entry(rng, key):
+    slot = _cache.get(id(rng))
+    if slot is not None and slot[0] is rng and key in slot[1]:
+        return slot[1][key]
     with _lock:
         slot = _cache.get(id(rng))
         if slot is None or slot[0] is not rng:
@@ -212,11 +219,12 @@ def _add(sampler, norm, rng, value, scale, sensitivity):
     value = np.asarray(value, dtype=np.float64)
     if float(scale) == 0.0:  # no noise (epsilon = inf): the value itself
         return float(value) if scalar else value.copy()
-    gamma, steps = grid_scale(scale, sensitivity, max(value.size, 1), norm)
+    gamma, steps = _grid_scale_cached(float(scale), float(sensitivity), max(value.size, 1), norm)
     k = _draw(sampler, rng, steps, value.size).reshape(value.shape)
-    # Both terms are integer multiples of gamma; a correctly rounded sum depends on
-    # their exact sum only: the float result is a function of one integer.
-    out = snap(value, gamma) + k.astype(np.float64) * gamma
+    # snap(value) / gamma and k are integers; their correctly rounded float sum depends on
+    # their exact sum only, and * gamma (a power of two) is exact: the release is a
+    # function of one integer.
+    out = (np.rint(value / gamma) + k) * gamma
     return float(out) if scalar else out
 
 
