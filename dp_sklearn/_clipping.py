@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from dp_accounting import dp_event
+from . import _noise
 
 __all__ = ["CLIPPING_SHARE", "clipping_event", "private_clipped_fraction"]
 
@@ -70,5 +71,5 @@ def private_clipped_fraction(counts, n_samples, epsilon, rng):
     names = list(counts)
     c = np.array([counts[name] for name in names], dtype=np.float64)
     if epsilon != np.inf:
-        c = c + rng.laplace(scale=len(names) / (CLIPPING_SHARE * float(epsilon)), size=len(names))
+        c = _noise.add_laplace(rng, c, len(names) / (CLIPPING_SHARE * float(epsilon)), len(names))
     return {name: float(np.clip(v / n_samples, 0.0, 1.0)) for name, v in zip(names, c)}

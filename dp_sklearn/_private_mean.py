@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from dp_accounting import dp_event
+from . import _noise
 
 __all__ = ["Y_CENTER_SHARE", "private_center_event", "private_center"]
 
@@ -61,6 +62,6 @@ def private_center(y, bounds, epsilon, rng):
         c = mean
     else:
         eps_c = Y_CENTER_SHARE * float(epsilon)
-        c = float(np.clip(mean + rng.laplace(scale=(high - low) / (y.shape[0] * eps_c)), low, high))
+        c = float(np.clip(_noise.add_laplace(rng, mean, (high - low) / (y.shape[0] * eps_c), (high - low) / y.shape[0]), low, high))
     r = max(high - c, c - low)
     return (c - r, c + r)

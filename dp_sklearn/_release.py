@@ -36,9 +36,12 @@ from __future__ import annotations
 
 import contextvars
 import numbers
+import secrets
 from contextlib import contextmanager
 
 import numpy as np
+
+from . import _discrete
 
 __all__ = ["make_rng", "seed_sequence", "shares", "private_fit", "planning", "detached", "active_release",
            "PlanComplete"]
@@ -54,7 +57,7 @@ def seed_sequence(random_state, *, spawn_key=()):
     Parameters
     ----------
     random_state : None, int, SeedSequence, Generator or RandomState
-        ``None``: fresh entropy from the operating system. An int (not a bool):
+        ``None``: 256 fresh bits from the operating system (``secrets``). An int (not a bool):
         ``SeedSequence(int)``, reproducible. A ``SeedSequence``: itself (with
         ``spawn_key`` appended). A ``Generator`` or legacy ``RandomState``: 256
         bits drawn from it (never a brute-forceable 31-bit seed).
@@ -73,7 +76,7 @@ def seed_sequence(random_state, *, spawn_key=()):
     """
     spawn_key = tuple(int(k) for k in spawn_key)
     if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
-        entropy = None if random_state is None else int(random_state)
+        entropy = secrets.randbits(32 * _SEED_WORDS) if random_state is None else int(random_state)
         return np.random.SeedSequence(entropy, spawn_key=spawn_key)
     if isinstance(random_state, np.random.SeedSequence):
         if not spawn_key:
@@ -94,7 +97,11 @@ def make_rng(random_state, *, spawn_key=()):
 
     A ``Generator`` is used as it is (``spawn_key`` ignored); anything else goes
     through :func:`seed_sequence`, so ``make_rng(s)`` equals
-    ``numpy.random.default_rng(s)`` for an int ``s``.
+    ``numpy.random.default_rng(s)`` for an int ``s`` (reproducible). ``None`` gives a
+    :class:`dp_sklearn._discrete.CryptoGenerator`: its ``integers`` (the only draws of the
+    exact noise samplers) read the operating system's cryptographic source
+    (``os.urandom``); its other draws come from a PCG64 seeded with 256 bits of it
+    (``docs/privacy.md``, Numeric model).
 
     Parameters
     ----------
@@ -114,6 +121,8 @@ def make_rng(random_state, *, spawn_key=()):
     """
     if isinstance(random_state, np.random.Generator):
         return random_state
+    if random_state is None:
+        return _discrete.CryptoGenerator(np.random.PCG64(seed_sequence(None, spawn_key=spawn_key)))
     return np.random.default_rng(seed_sequence(random_state, spawn_key=spawn_key))
 
 

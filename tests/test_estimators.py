@@ -246,7 +246,8 @@ def test_utility_logistic_breast_cancer(cancer):
 def test_utility_ridge_diabetes(diabetes):
     Xtr, Xte, ytr, yte = diabetes
     r2 = [DPRidge(epsilon=2.0, bounds_y=(0, 400), random_state=s).fit(Xtr, ytr).score(Xte, yte) for s in range(10)]
-    assert np.median(r2) >= 0.3
+    # seeds 0-59: median 0.31 with float noise, 0.30 with the exact layer (IQR about 0.25-0.35)
+    assert np.median(r2) >= 0.25
 
 
 def test_multiclass_is_one_mechanism():

@@ -166,7 +166,9 @@ def test_benchmark_private_rows_fit_raw_features_with_the_total_budget():
         pipe = combo.make(epsilon=1.0, delta=1e-5, random_state=seed).fit(raw.X_train, raw.y_train)
         assert sum(s.epsilon for s in budget_split(pipe)) == pytest.approx(1.0)
         scores.append(_evaluate(pipe, raw)["accuracy"])
-    assert np.mean(scores) >= 0.90  # measured 0.932 (trivial 0.648)
+    # seeds 0-11: mean 0.882 with float noise, 0.870 with the exact layer (sd 0.045 per seed);
+    # seeds 0-2 alone measured 0.932 before, 0.885 after. Trivial: 0.648.
+    assert np.mean(scores) >= 0.80
 
 
 def _families(ds):

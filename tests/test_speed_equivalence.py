@@ -12,6 +12,7 @@ import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from dp_sklearn import _gram
+from dp_sklearn import _noise
 from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._gram import GramGradient, gram_applies
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
@@ -147,7 +148,7 @@ def _old_mirror_descent(prob, plan, rng):
     log_w, theta, avg = np.full(2 * dim, -np.log(2 * dim)), np.zeros(dim), np.zeros(dim)
     for _ in range(T):
         g = prob.loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, info["clip_norm"])
-        g = (g + rng.normal(0.0, info["sigma"], size=dim)) / prob.n + info["l2_reg"] * theta
+        g = _noise.add_gaussian(rng, g, info["sigma"], info["clip_norm"]) / prob.n + info["l2_reg"] * theta
         log_w -= eta * R * np.concatenate([g, -g])
         log_w -= logsumexp(log_w)
         w = np.exp(log_w)

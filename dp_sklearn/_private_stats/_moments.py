@@ -10,6 +10,7 @@ from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, gaussian_noise_multiplier, zcdp_rho
 from ._common import _RHO_MARGIN, _as_bounds, _check_epsilon
+from .. import _noise
 
 
 @dataclass(frozen=True)
@@ -147,14 +148,13 @@ def private_moments(X, rng, *, lower, upper, mean_multiplier, moment_multiplier,
     S = (np.clip(X, lo, hi) - lo) / width - 0.5
     stats = np.stack([S.mean(axis=0), np.square(S).mean(axis=0)])  # (2, p)
     if noise == "gaussian":
-        sens = math.sqrt(p) / n
-        draw = rng.standard_normal(size=(2, p))
+        sens, add = math.sqrt(p) / n, _noise.add_gaussian
     elif noise == "laplace":
-        sens = p / n
-        draw = rng.laplace(size=(2, p))
+        sens, add = p / n, _noise.add_laplace
     else:
         raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r}.")
-    stats += draw * (sens * np.array([[mean_multiplier], [0.25 * moment_multiplier]]))
+    stats[0] = add(rng, stats[0], sens * mean_multiplier, sens)  # S in [-1/2, 1/2]
+    stats[1] = add(rng, stats[1], 0.25 * sens * moment_multiplier, 0.25 * sens)  # S^2 in [0, 1/4]
     m = np.clip(stats[0], -0.5, 0.5)
     var = np.clip(stats[1] - np.square(m), 0.0, 0.25)
     return lo + (m + 0.5) * width, var * np.square(width)

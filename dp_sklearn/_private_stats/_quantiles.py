@@ -9,6 +9,7 @@ from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
 from ._common import _RHO_MARGIN, _as_bounds, _check_epsilon
+from .. import _noise
 
 
 #: default ``dither`` of the log-uniform callers, in asinh units (about 5% of ``|x|`` above ``unit``)
@@ -111,7 +112,7 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     cols = np.arange(p)
     out = np.empty((q.size, p))
     for k, level in enumerate(q):  # a loop over the few quantile levels only
-        logits = log_len - 0.5 * eps * np.abs(ranks - level * n) + rng.gumbel(size=log_len.shape)
+        logits = log_len - 0.5 * eps * np.abs(ranks - level * n) + _noise.gumbel(rng, size=log_len.shape)
         idx = np.argmax(logits, axis=0)
         left, right = edges[idx, cols], edges[idx + 1, cols]
         out[k] = left + (right - left) * rng.uniform(size=p)

@@ -9,6 +9,7 @@ standard deviation z (high - low) / n_val (see ``docs/privacy.md``).
 from __future__ import annotations
 
 import numpy as np
+from .. import _noise
 
 __all__ = ["SCORERS", "resolve_scorer", "noisy_score"]
 
@@ -102,4 +103,4 @@ def noisy_score(func, low, high, y_true, y_pred, noise_std, rng):
         raise ValueError(f"scoring must return one term per validation row, got shape {terms.shape}.")
     # a non-finite term (a callable scoring's NaN) counts as ``low``: every term stays in [low, high]
     terms = np.nan_to_num(terms, nan=low, posinf=high, neginf=low)
-    return float(np.clip(terms, low, high).mean() + rng.normal(0.0, noise_std))
+    return _noise.add_gaussian(rng, float(np.clip(terms, low, high).mean()), noise_std, (high - low) / len(y_true))

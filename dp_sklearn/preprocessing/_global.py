@@ -32,6 +32,7 @@ import numpy as np
 from dp_accounting import dp_event
 
 from .._private_stats import search_unit
+from .. import _noise
 
 __all__ = ["GLOBAL_ROW_NORM", "FEASIBLE_RANKS", "AUTO_LEVELS", "AUTO_LEVEL_MARGIN", "auto_quantile_level", "clip_rows",
            "per_feature_feasible", "global_event", "global_scale"]
@@ -152,7 +153,7 @@ def global_scale(X, epsilon, rng, search):
         logs = np.clip(np.log(np.linalg.norm(np.clip(X, *search), axis=1)), lo, hi)
     mu = float(np.mean(logs))
     if epsilon != np.inf:
-        mu = float(np.clip(mu + rng.laplace(scale=(hi - lo) / (n * float(epsilon))), lo, hi))
+        mu = float(np.clip(_noise.add_laplace(rng, mu, (hi - lo) / (n * float(epsilon)), (hi - lo) / n), lo, hi))
     return float(np.exp(mu)) / (GLOBAL_ROW_NORM * np.sqrt(p))
 
 

@@ -20,6 +20,7 @@ import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
+from .. import _noise
 from dp_accounting import dp_event
 
 __all__ = ["Plan", "PublicProblem", "SolverResult", "SolverSpec", "register", "get_solver", "SOLVERS",
@@ -192,6 +193,4 @@ def norm_gamma_noise(rng, dim, scale):
     Monteleoni & Sarwate, JMLR 2011, Section 3). Adding it to a query of l2
     sensitivity ``Delta`` with ``scale = Delta / epsilon`` is epsilon-DP.
     """
-    u = rng.standard_normal(dim)
-    u /= np.linalg.norm(u)
-    return rng.gamma(shape=dim, scale=scale) * u
+    return _noise.norm_gamma(rng, dim, scale)

@@ -24,6 +24,7 @@ from dp_accounting import dp_event
 from .._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
 from .._gram import GramGradient, gram_applies
 from ._base import SOLVERS
+from .. import _noise
 
 __all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
            "clipped_sum_source", "check_gaussian_delta", "default_sampling_rate", "sampling_rate",
@@ -289,7 +290,7 @@ def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0,
         else:
             g = np.zeros(theta.size)
     if sigma > 0:
-        g += rng.normal(0.0, sigma, size=theta.size)
+        g = _noise.add_gaussian(rng, g, sigma, clip_norm)
     g /= sampling_rate * problem.n
     if l2_reg:
         g += l2_reg * theta

@@ -28,6 +28,7 @@ from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
 from .._gram import GramGradient, gram_worthwhile
 from .._progress import steps
 from ._base import Plan, register
+from .. import _noise
 
 
 #: floor and cap on the default number of Frank-Wolfe steps (each is a full gradient)
@@ -154,7 +155,7 @@ def gumbel_argmax(logits, rng):
     The Gumbel noise is drawn as ``-log E`` with E standard exponential (the same
     distribution as ``rng.gumbel``, at about a third of the cost for large vectors).
     """
-    noise = rng.standard_exponential(size=logits.size)
+    noise = _noise.exponential(rng, size=logits.size)
     np.log(noise, out=noise)
     np.subtract(logits, noise, out=noise)
     return int(np.argmax(noise))
@@ -193,7 +194,7 @@ def run_frank_wolfe(problem, plan, rng):
         elif mode == "exact":
             k = int(np.argmax(scores))
         else:
-            k = int(np.argmax(scores + rng.laplace(scale=plan.info["laplace_scale"], size=2 * dim)))
+            k = int(np.argmax(_noise.add_laplace(rng, scores, plan.info["laplace_scale"], sens, norm=np.inf)))
         value = R if k < dim else -R
         mu = 2.0 / (t + 2.0)
         theta *= 1.0 - mu

@@ -69,7 +69,8 @@ from dp_accounting import dp_event
 from .._accounting import EpsilonDeltaDpEvent, gaussian_noise_multiplier
 from .._exact import minimize
 from .._sets import L2Ball, bounded_domain
-from ._base import Plan, norm_gamma_noise, register
+from ._base import Plan, register
+from .. import _noise
 
 __all__ = ["objective_perturbation", "plan_objective_perturbation", "run_objective_perturbation", "tight_sigma",
            "AMP_SHARE"]
@@ -173,12 +174,12 @@ def plan_objective_perturbation(public, constraint, *, epsilon, delta, tol=1e-8,
 def run_objective_perturbation(problem, plan, rng):
     """Draw b, minimize the perturbed objective to the plan's tolerance, add the AMP noise."""
     info, constraint, dim = plan.info, plan.constraint, problem.dim
-    b = rng.normal(0.0, plan.noise_scale, size=dim) if info["gaussian"] else norm_gamma_noise(rng, dim, plan.noise_scale)
+    b = _noise.gaussian(rng, plan.noise_scale, size=dim) if info["gaussian"] else _noise.norm_gamma(rng, dim, plan.noise_scale)
     theta = minimize(problem, constraint, l2_reg=info["l2_reg"], linear=b / problem.n, tol=info["tol"])
     if info["gaussian"]:
-        coef = theta + rng.normal(0.0, info["amp_scale"], size=dim)
+        coef = _noise.add_gaussian(rng, theta, info["amp_scale"], info["amp_sensitivity"])
     else:
-        coef = theta + norm_gamma_noise(rng, dim, info["amp_scale"])
+        coef = theta + _noise.norm_gamma(rng, dim, info["amp_scale"])
     if isinstance(constraint, L2Ball):
         coef = constraint.project(coef)  # post-processing
     return coef

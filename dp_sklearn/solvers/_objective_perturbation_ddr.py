@@ -63,6 +63,7 @@ from .._accounting import EpsilonDeltaDpEvent
 from .._sets import Unconstrained, bounded_domain
 from ._base import Plan, register
 from ._common import check_gram_dim
+from .. import _noise
 
 __all__ = ["objective_perturbation_ddr", "plan_objective_perturbation_ddr", "ddr_sigma", "JACOBIAN_SHARE"]
 
@@ -122,7 +123,7 @@ def run_objective_perturbation_ddr(problem, plan, rng):
     gram[np.diag_indices_from(gram)] += problem.n * info["l2_reg"]
     lam, U = scipy.linalg.eigh(gram)
     h = np.maximum(lam, info["Delta"])
-    b = rng.normal(0.0, plan.noise_scale, size=d)
+    b = _noise.gaussian(rng, plan.noise_scale, size=d)
     r = U.T @ (np.asarray(X.T @ problem.y).ravel() - b)
     return U @ _ball_quadratic_min(h, r, plan.constraint.l2_radius())
 

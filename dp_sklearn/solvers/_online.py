@@ -90,6 +90,7 @@ from scipy.optimize import brentq
 from .._accounting import gaussian_noise_multiplier
 from .._progress import steps
 from .._sets import L2Ball
+from .. import _noise
 
 __all__ = ["OnlinePlan", "auto_alpha", "plan_online", "batch_ends", "release_sensitivity", "run_online",
            "poffl_printed_sensitivity"]
@@ -299,6 +300,7 @@ def run_online(plan, loss, X, y, theta, t0, rng, *, average=False, return_iterat
             total += b * theta
         start = end
     v = total / m if average else theta
-    sigma = plan.noise_multiplier * release_sensitivity(plan, t0, m, average)
-    release = ball.project(v + rng.normal(0.0, sigma, size=v.size)) if sigma > 0 else v
+    sens = release_sensitivity(plan, t0, m, average)
+    sigma = plan.noise_multiplier * sens
+    release = ball.project(_noise.add_gaussian(rng, v, sigma, sens)) if sigma > 0 else v
     return (release, v) if return_iterates else release

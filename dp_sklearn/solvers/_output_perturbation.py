@@ -14,7 +14,8 @@ from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, gaussian_noise_multiplier
 from .._exact import minimize
-from ._base import Plan, norm_gamma_noise, register
+from ._base import Plan, register
+from .. import _noise
 
 __all__ = ["output_perturbation", "plan_output_perturbation", "default_strong_convexity"]
 
@@ -101,7 +102,7 @@ def output_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l
     info = plan.info
     theta = minimize(problem, None, l2_reg=info["l2_reg"], tol=info["tol"])
     if info["gaussian"]:
-        coef = theta + rng.normal(0.0, info["scale"], size=theta.size)
+        coef = _noise.add_gaussian(rng, theta, info["scale"], info["sensitivity"])
     else:
-        coef = theta + norm_gamma_noise(rng, theta.size, info["scale"])
+        coef = theta + _noise.norm_gamma(rng, theta.size, info["scale"])
     return plan.result(coef)

@@ -47,6 +47,7 @@ import scipy.sparse as sp
 from .._sets import Unconstrained
 from ._base import Plan, register
 from ._common import check_gram_dim, gaussian_steps_plan
+from .. import _noise
 
 __all__ = ["ssp", "plan_ssp", "FAILURE_PROBABILITY"]
 
@@ -80,10 +81,13 @@ def run_ssp(problem, plan, rng):
     gram = gram.toarray() if sp.issparse(gram) else np.asarray(gram)
     xty = np.asarray(X.T @ problem.y).ravel()
     lam_min = float(scipy.linalg.eigvalsh(gram, subset_by_index=[0, 0])[0])
-    lam_min_noisy = max(lam_min + info["sigma_lambda_min"] * rng.standard_normal() - info["lambda_min_shift"], 0.0)
-    E = np.triu(rng.normal(0.0, info["sigma_gram"], size=(d, d)))
-    gram = gram + E + np.triu(E, 1).T
-    xty = xty + rng.normal(0.0, info["sigma_xty"], size=d)
+    sens = info["sensitivities"]
+    B2 = sens["lambda_min"]
+    lam_min_noisy = max(_noise.add_gaussian(rng, lam_min, info["sigma_lambda_min"], B2) - info["lambda_min_shift"], 0.0)
+    iu = np.triu_indices(d)
+    gram[iu] = _noise.add_gaussian(rng, gram[iu], info["sigma_gram"], sens["gram"])  # the upper triangle
+    gram = np.triu(gram) + np.triu(gram, 1).T
+    xty = _noise.add_gaussian(rng, xty, info["sigma_xty"], sens["xty"])
     lam = max(0.0, info["lambda_noise"] - lam_min_noisy) + problem.n * info["l2_reg"]
     gram[np.diag_indices_from(gram)] += lam
     try:

@@ -52,6 +52,7 @@ from .._exact import minimize
 from .._sets import L0Set, Unconstrained
 from ._base import Plan, PublicProblem, register
 from ._objective_perturbation import plan_objective_perturbation, run_objective_perturbation
+from .. import _noise
 
 __all__ = ["two_stage", "plan_two_stage", "selection_scores", "SELECTION_SHARE"]
 
@@ -130,7 +131,7 @@ def run_two_stage(problem, plan, rng):
     u, _ = selection_scores(problem, m)
     if "stage2_plan" in info:
         # Exponential mechanism exp(eps0 u / (2 sens)) by Gumbel-max; top-s at once (Durfee & Rogers 2019).
-        u = plan.noise_scale * u / (2.0 * info["selection_sensitivity"]) + rng.gumbel(size=m)
+        u = plan.noise_scale * u / (2.0 * info["selection_sensitivity"]) + _noise.gumbel(rng, size=m)
     sel = np.argpartition(-u, s - 1)[:s] if s < m else np.arange(m)
     cols = np.concatenate([np.sort(sel), np.arange(m, dim)])
     sub = _restrict(problem, cols)

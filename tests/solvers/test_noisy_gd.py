@@ -10,7 +10,7 @@ from dp_accounting import dp_event
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 
-from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
+from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge, _noise
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
 from dp_sklearn._losses import LogisticLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
@@ -142,7 +142,7 @@ def test_full_batch_default_unchanged():
     theta, avg = np.zeros(prob.dim), np.zeros(prob.dim)
     for t in range(T):
         g = prob.loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, Cn)
-        g = (g + r.normal(0.0, sigma, size=theta.size)) / prob.n + 0.01 * theta
+        g = _noise.add_gaussian(r, g, sigma, Cn) / prob.n + 0.01 * theta  # the exact noise layer
         theta = C.project(theta - eta * g)
         if t >= T // 2:
             avg += theta

@@ -95,7 +95,8 @@ def test_audit_passes_and_catches_undernoised(monkeypatch):
         return z / 10, event, eps
 
     monkeypatch.setattr(ssp_mod, "gaussian_steps_plan", undernoised)
-    bad = audit_epsilon(_mechanism, D, D_prime, n_samples=1000, delta=DELTA, random_state=1)
+    # 2000 samples: at 1000 the lower bound of this control ranges 0.9-1.7 over seeds (float or exact noise)
+    bad = audit_epsilon(_mechanism, D, D_prime, n_samples=2000, delta=DELTA, random_state=1)
     assert bad.epsilon_lower > EPS, bad
 
 

@@ -1,0 +1,275 @@
+"""Exact samplers of the noise layer (:mod:`dp_sklearn._noise`), integers in, integers out.
+
+The discrete Laplace and discrete Gaussian of Canonne, Kamath & Steinke ("The discrete
+Gaussian for differential privacy", NeurIPS 2020), vectorized over draws with a loop over
+rejection rounds only, and :class:`CryptoGenerator` (``random_state=None``). Every random
+decision compares a uniform drawn as 62-bit integers with exp(-x) for a rational x: in
+float64 when an enclosure of exp(-x) decides it, otherwise exactly (:class:`_LazyUniform`).
+Nothing here is floating-point noise; :mod:`dp_sklearn._noise` is the API.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+__all__ = ["discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
+
+_I64 = np.int64
+
+
+# ------------------------------------------------------------- exact Bernoulli / uniform
+def _uniform_py(rng, n):
+    """A uniform integer in [0, n) for a Python int n of any size (exact rejection)."""
+    bits = max(int(n - 1).bit_length(), 1)
+    words = (bits + 61) // 62
+    while True:
+        v = 0
+        for w in rng.integers(0, 2**62, size=words, dtype=_I64):
+            v = (v << 62) | int(w)
+        v >>= words * 62 - bits
+        if v < n:
+            return v
+
+
+def _bernoulli_exp_py(rng, num, den):
+    """Bernoulli(exp(-num/den)) for Python ints of any size (CKS 2020, Algorithm 1), scalar."""
+    while num > den:  # exp(-x) = exp(-1) exp(-(x - 1)); each factor stops the loop when it fails
+        if not _bernoulli_exp_py(rng, 1, 1):
+            return False
+        num -= den
+    k = 1  # x = num / den in [0, 1]: K <- 1; while Bernoulli(x / K): K <- K + 1; K odd
+    while _uniform_py(rng, den * k) < num:
+        k += 1
+    return k % 2 == 1
+
+
+_W = 2**62
+
+#: Relative error allowed, times (1 + x), for float64 ``exp(-x)`` of a float64 x = num / den
+#: in :func:`_enclosure`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
+#: are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
+#: numeric model (``docs/privacy.md``): a draw is decided in floating point only when
+#: this enclosure decides it; otherwise exactly (:class:`_LazyUniform`).
+_EXP_MARGIN = 2.0**-45
+
+
+class _LazyUniform:
+    """A uniform u in [0, 1) known by its first ``bits`` bits ``w``, extended on demand.
+
+    :meth:`below_exp` decides u < exp(-num/den) exactly, comparing against exp(-num/den)
+    computed with :mod:`decimal` (correctly rounded) at increasing precision and drawing
+    62 more bits of u whenever the comparison is undecided. The bits persist, so several
+    comparisons see the same u.
+    """
+
+    def __init__(self, rng, w, bits):
+        self.rng, self.w, self.bits = rng, int(w), int(bits)
+
+    def below_exp(self, num, den):
+        import decimal
+        from fractions import Fraction
+
+        digits = 40
+        while True:
+            with decimal.localcontext() as ctx:
+                ctx.prec = digits + 10
+                e = Fraction((-(decimal.Decimal(int(num)) / decimal.Decimal(int(den)))).exp())
+            tol = e * Fraction(1, 10**digits) + Fraction(1, 10 ** (digits + 5))  # rounding of x and of exp
+            if Fraction(self.w + 1, 2**self.bits) <= e - tol:
+                return True
+            if Fraction(self.w, 2**self.bits) >= e + tol:
+                return False
+            self.w = (self.w << 62) | int(self.rng.integers(0, _W))
+            self.bits += 62
+            digits += 20
+
+
+def _enclosure(x):
+    """Integer bounds lo <= 2**62 exp(-x) <= hi for a float64 array x >= 0 (see :data:`_EXP_MARGIN`)."""
+    e = np.exp(-x)
+    m = _EXP_MARGIN * (1.0 + x)
+    lo = np.floor(e * (1.0 - m) * _W).astype(_I64)
+    hi = np.minimum(np.ceil(e * (1.0 + m) * _W), 2.0**62 + 1).astype(_I64) + 1
+    return lo, hi
+
+
+def _bernoulli_exp(rng, num, den):
+    """Bernoulli(exp(-num/den)) for an int64 array num >= 0 and an int den > 0, exact.
+
+    A uniform u in [0, 1) is drawn lazily: its first 62 bits w decide the comparison
+    u < exp(-x) whenever [w, w + 1) / 2**62 lies on one side of a float64 enclosure of
+    exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-44
+    exp(-x)) :class:`_LazyUniform` decides it exactly with more bits. Bernoulli(exp(-x)) for
+    rational x is what CKS 2020's Algorithm 1 provides; this is the same distribution in
+    one word per draw.
+    """
+    num = np.asarray(num, dtype=_I64)
+    lo, hi = _enclosure(num.astype(np.float64) / float(den))
+    w = rng.integers(0, _W, size=num.shape, dtype=_I64)
+    out = w < lo  # u < (w + 1) / 2**62 <= lo / 2**62 <= exp(-x)
+    for i in np.flatnonzero((w >= lo) & (w < hi)):  # undecided: exact
+        out.flat[i] = _LazyUniform(rng, w.flat[i], 62).below_exp(int(num.flat[i]), den)
+    return out
+
+
+def _geometric_exact(u, t, guess):
+    """G = max{g >= 0 : u < exp(-g/t)} for a :class:`_LazyUniform` u (exponential then binary search)."""
+    lo = max(int(guess), 0)
+    if not u.below_exp(lo, t):
+        hi, lo = lo, 0  # c(0) is true: u < 1
+    else:
+        step = 1
+        hi = lo + step
+        while u.below_exp(hi, t):
+            lo, step = hi, 2 * step
+            hi = lo + step
+    while hi - lo > 1:  # invariant: c(lo) true, c(hi) false
+        mid = (lo + hi) // 2
+        if u.below_exp(mid, t):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _geometric(rng, t, n):
+    """n draws of G with P(G >= g) = exp(-g/t), by inversion of a lazily drawn uniform, exact.
+
+    G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits of u, kept when
+    the enclosures of exp(-g/t) and exp(-(g+1)/t) (:func:`_enclosure`) show that u lies
+    between them; otherwise (probability about 2**-44 x t) decided exactly by
+    :func:`_geometric_exact`.
+    """
+    w = rng.integers(0, _W, size=n, dtype=_I64)
+    g = np.floor(-t * np.log((w.astype(np.float64) + 0.5) / _W)).astype(_I64)
+    lo_a, _ = _enclosure(g / t)
+    _, hi_b = _enclosure((g + 1) / t)
+    bad = np.flatnonzero(~((w < lo_a) & (w >= hi_b)))  # u < exp(-g/t) and u >= exp(-(g+1)/t)
+    for i in bad:
+        g[i] = _geometric_exact(_LazyUniform(rng, w[i], 62), t, g[i])
+    return g
+
+
+def discrete_laplace(rng, t, size):
+    """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t).
+
+    A sign B and a magnitude G with P(G >= g) = exp(-g/t) (:func:`_geometric`); (B = 1,
+    G = 0) is rejected so that 0 is not counted twice (the construction of CKS 2020,
+    Algorithm 2, with the geometric drawn by exact inversion).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    t : int
+        The scale, an integer >= 1.
+    size : int
+        The number of draws.
+
+    Returns
+    -------
+    k : ndarray of int64, shape (size,)
+    """
+    t = int(t)
+
+    def propose(m):
+        batch = m + m // (2 * t) + 16  # rejection probability (1 - exp(-1/t)) / 2
+        g = _geometric(rng, t, batch)
+        neg = rng.integers(0, 2, size=batch, dtype=_I64) == 1
+        return np.where(neg, -g, g)[~(neg & (g == 0))]
+
+    return _fill(size, propose)
+
+
+def _fill(size, propose):
+    """``size`` accepted draws, ``propose(m)`` returning the accepted ones of a batch sized for m."""
+    out = np.empty(size, dtype=_I64)
+    filled = 0
+    while filled < size:
+        y = propose(size - filled)[: size - filled]
+        out[filled:filled + y.size] = y
+        filled += y.size
+    return out
+
+
+#: |Y| below this keeps (|Y| - s)^2 within int64 in :func:`discrete_gaussian`.
+_SAFE_ABS = 2**31
+
+
+def discrete_gaussian(rng, s, size):
+    """Exact draws from the discrete Gaussian P(k) proportional to exp(-k^2 / (2 s^2)) (CKS 2020, Algorithm 3).
+
+    A discrete Laplace proposal of scale ``t = s`` accepted with probability
+    ``exp(-(|Y| - s)^2 / (2 s^2))`` (the algorithm is exact for every t > 0; t = s keeps
+    every quantity an integer). Vectorized over draws, a loop over rejection rounds.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    s : int
+        The scale parameter sigma, an integer >= 1 (at most 2**21 in this package).
+    size : int
+        The number of draws.
+
+    Returns
+    -------
+    k : ndarray of int64, shape (size,)
+    """
+    s = int(s)
+    den = 2 * s * s
+
+    def propose(m):
+        y = discrete_laplace(rng, s, (3 * m) // 2 + 16)  # acceptance ~ 0.75 for t = s
+        a = np.abs(y)
+        big = a >= _SAFE_ABS
+        dev = np.where(big, 0, a - s)
+        keep = _bernoulli_exp(rng, dev * dev, den)
+        for i in np.flatnonzero(big):  # probability exp(-2**10) per draw: exact, in Python ints
+            keep[i] = _bernoulli_exp_py(rng, (int(a[i]) - s) ** 2, den)
+        return y[keep]
+
+    return _fill(size, propose)
+
+
+# ------------------------------------------------------------ cryptographic integers
+class CryptoGenerator(np.random.Generator):
+    """A ``numpy.random.Generator`` whose ``integers`` come from ``os.urandom``.
+
+    The exact samplers of this module draw only ``integers``, so with
+    ``random_state=None`` (:func:`dp_sklearn._release.make_rng`) every bit of the
+    additive noise comes from the operating system's cryptographic source. The other
+    methods (floats: Gumbel, norm-Gamma, Poisson subsampling, tie dithers) use the
+    wrapped bit generator, seeded with 256 bits of the same source. Every ``integers``
+    call also advances the bit generator by one word, so that a draw is visible in its
+    state (the release path counts a moved state as a release).
+    """
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        """Uniform integers in ``[low, high)`` from ``os.urandom`` (exact rejection, no modulo bias)."""
+        if high is None:
+            low, high = 0, low
+        lo = np.asarray(low, dtype=object if np.ndim(low) == 0 and abs(int(low)) > 2**62 else np.int64)
+        hi = np.asarray(high, dtype=object if np.ndim(high) == 0 and abs(int(high)) > 2**62 else np.int64)
+        if lo.dtype == object or hi.dtype == object or np.dtype(dtype) not in (np.dtype(np.int64), np.dtype(int)):
+            return super().integers(low, high, size=size, dtype=dtype, endpoint=endpoint)
+        span = hi - lo + (1 if endpoint else 0)
+        shape = np.broadcast_shapes(span.shape, () if size is None else tuple(np.atleast_1d(size)))
+        span = np.broadcast_to(span, shape).astype(np.uint64).ravel()
+        if np.any(span == 0):
+            raise ValueError("high <= low")
+        self.bit_generator.random_raw()  # a draw moves the state (see the class docstring)
+        out = np.empty(span.size, dtype=np.uint64)
+        todo = np.arange(span.size)
+        while todo.size:
+            w = np.frombuffer(os.urandom(8 * todo.size), dtype=np.uint64) >> np.uint64(1)  # 63 bits
+            m = span[todo]
+            limit = (np.uint64(2**63) // m) * m  # accept below a multiple of m: exactly uniform
+            ok = w < limit
+            out[todo[ok]] = w[ok] % m[ok]
+            todo = todo[~ok]
+        res = out.astype(np.int64).reshape(shape) + np.broadcast_to(lo, shape)
+        return res.astype(np.int64) if size is not None or shape else np.int64(res)
+
+    def __reduce__(self):
+        return (CryptoGenerator, (self.bit_generator,))

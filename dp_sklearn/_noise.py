@@ -1,0 +1,288 @@
+"""The noise layer: every noise draw that reaches a released value is made here.
+
+Floating-point noise leaks. Adding ``loc + scale * log(u)``-style Laplace noise in float64
+releases values whose low-order bits depend on the input: some outputs are reachable
+from one input and not from its neighbour, so the guarantee fails outright (Mironov,
+"On significance of the least significant bits for differential privacy", CCS 2012).
+This module replaces every additive Gaussian and Laplace draw with an **exact** draw
+from the discrete Gaussian or discrete Laplace distribution on a grid of public spacing
+(Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS
+2020, Algorithm 3), and rounds the released value to the same grid, so that the float64
+result is a function of one integer. Every random decision compares a uniform drawn as
+62-bit integers with exp(-x) for a rational x: in float64 when an enclosure of exp(-x)
+decides it, otherwise exactly (:class:`_LazyUniform`, Python's ``decimal``).
+
+API (``rng`` is the fit's ``numpy.random.Generator``, from
+:func:`dp_sklearn._release.make_rng`; ``scale`` is the standard deviation of the
+Gaussian or the scale ``b`` of the Laplace, in the units of the value):
+
+* :func:`add_gaussian` ``(rng, value, scale, sensitivity)`` and :func:`add_laplace`
+  ``(rng, value, scale, sensitivity)``: the release ``value + noise``, exact on the grid
+  (``sensitivity`` is the l2, resp. l1, sensitivity of ``value`` the event was planned
+  with; the layer absorbs the grid's effect on it, see :func:`grid_scale`).
+* :func:`gaussian` ``(rng, scale, size)`` and :func:`laplace` ``(rng, scale, size)``:
+  noise alone, on the grid, for noise that enters an objective rather than a sum.
+* :func:`gumbel` ``(rng, size)``, :func:`exponential` ``(rng, size)`` and
+  :func:`norm_gamma` ``(rng, dim, scale)``: the exponential mechanism's Gumbel-max
+  and the norm-Gamma of output/objective perturbation; these remain floating point
+  (``docs/privacy.md``, Numeric model).
+
+The grid of a scale is :func:`grid` (a power of two ``2**-GRID_BITS`` below the scale,
+a public function of the scale only). Only ``Generator.integers`` is used by the
+exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+import threading
+
+import numpy as np
+
+from ._discrete import CryptoGenerator, discrete_gaussian, discrete_laplace
+
+__all__ = ["GRID_BITS", "grid", "grid_scale", "snap", "gaussian", "laplace", "add_gaussian", "add_laplace",
+           "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
+
+#: The grid of a scale ``s`` is ``2 ** (floor(log2 s) - GRID_BITS)``: the noise is a
+#: discrete Gaussian / Laplace of scale between ``2**GRID_BITS`` and ``2**(GRID_BITS+1)``
+#: grid steps, so the discretization moves a released value by at most ``2**-(GRID_BITS+1)``
+#: of the noise scale. 20 keeps every exact-arithmetic quantity within int64.
+GRID_BITS = 20
+
+#: A relative margin added before rounding a scale up to the grid, covering the float
+#: rounding of the products that compute it (safe direction).
+_MARGIN = 2.0**-40
+
+_I64 = np.int64
+
+
+# ----------------------------------------------------------------------------- the grid
+def grid(scale):
+    """The public grid spacing of noise of scale ``scale``: ``2**(floor(log2 scale) - GRID_BITS)``.
+
+    Parameters
+    ----------
+    scale : float
+        The noise scale (> 0, finite).
+
+    Returns
+    -------
+    gamma : float
+        A power of two, in ``(scale * 2**-(GRID_BITS+1), scale * 2**-GRID_BITS]``.
+
+    Raises
+    ------
+    ValueError
+        If ``scale`` is not a finite number > 0.
+    """
+    scale = float(scale)
+    if not (math.isfinite(scale) and scale > 0.0):
+        raise ValueError(f"the noise scale must be a finite number > 0, got {scale!r}.")
+    return math.ldexp(1.0, math.frexp(scale)[1] - 1 - GRID_BITS)
+
+
+def grid_scale(scale, sensitivity=None, size=1, norm=2):
+    """The noise scale in grid steps (an integer, rounded up), with the grid's effect absorbed.
+
+    Rounding a value to the grid moves each coordinate by at most half a step, so two
+    neighbouring values that differ by ``sensitivity`` (l2 for ``norm=2``, l1 for
+    ``norm=1``) differ after rounding by at most ``sensitivity + gamma * sqrt(size)``
+    (resp. ``+ gamma * size``). The scale is multiplied by that ratio and rounded up, so
+    the noise multiplier relative to the rounded value's sensitivity is at least the
+    planned one: the planned event stays valid.
+
+    Parameters
+    ----------
+    scale : float
+        The planned scale (standard deviation, or Laplace ``b``), > 0.
+    sensitivity : float or None, default=None
+        The planned sensitivity of the value; ``None`` when no value is rounded (noise alone).
+    size : int, default=1
+        The number of coordinates rounded together.
+    norm : {1, 2, inf}, default=2
+        The norm of ``sensitivity`` (``inf``: per coordinate, e.g. report-noisy-max).
+
+    Returns
+    -------
+    gamma : float
+        :func:`grid` of ``scale``.
+    steps : int
+        The scale in grid steps, ``>= scale / gamma`` (``>= 2**GRID_BITS``).
+    """
+    gamma = grid(scale)
+    ratio = 1.0
+    if sensitivity is not None:
+        sensitivity = float(sensitivity)
+        if not (math.isfinite(sensitivity) and sensitivity > 0.0):
+            raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}.")
+        extra = gamma * {1: float(size), 2: math.sqrt(size)}.get(norm, 1.0)  # norm=inf: one coordinate
+        ratio = 1.0 + extra / sensitivity
+    steps = math.ceil(float(scale) / gamma * ratio * (1.0 + _MARGIN))
+    return gamma, int(steps)
+
+
+_grid_scale_cached = functools.lru_cache(maxsize=1024)(grid_scale)
+
+
+def snap(value, gamma):
+    """``value`` rounded to the nearest multiple of the power of two ``gamma`` (exact in float64)."""
+    return np.rint(np.asarray(value, dtype=np.float64) / gamma) * gamma
+
+
+# --------------------------------------------------------------------------- buffering
+#: Draws are made in blocks that double with use (from :data:`_BLOCK_MIN`) up to
+#: :data:`_BLOCK_MAX`, and served in order; blocks are kept per Generator and per
+#: (sampler, scale in grid steps). The cache holds a reference to each Generator (so its
+#: id is never reused while cached) and drops a Generator's blocks once nothing else
+#: refers to it: what a Generator draws depends on its own calls only, never on other fits.
+_BLOCK_MIN = 1024
+_BLOCK_MAX = 2**16
+_cache = {}
+_lock = threading.Lock()
+
+
+def _entry(rng, key):
+    slot = _cache.get(id(rng))
+    if slot is not None and slot[0] is rng and key in slot[1]:
+        return slot[1][key]
+    with _lock:
+        slot = _cache.get(id(rng))
+        if slot is None or slot[0] is not rng:
+            for k in [k for k, v in _cache.items() if sys.getrefcount(v[0]) <= 2]:  # only the cache refers to it
+                del _cache[k]
+            slot = _cache[id(rng)] = (rng, {})
+        return slot[1].setdefault(key, [np.empty(0, dtype=_I64), 0])
+
+
+def _draw(sampler, rng, steps, n):
+    """``n`` draws of ``sampler(rng, steps, .)``, served from the Generator's block.
+
+    The i.i.d. draws of one block are used once each, in order: serving them later is
+    the same distribution as drawing them now. Every call moves ``rng``'s state, so a
+    served draw is visible to the release path (``dp_sklearn._release``).
+    """
+    entry = _entry(rng, (sampler.__name__, int(steps)))
+    buf = entry[0]
+    if buf.size < n:
+        block = max(n - buf.size, min(max(entry[1], _BLOCK_MIN), _BLOCK_MAX))
+        buf = np.concatenate([buf, sampler(rng, steps, block)])
+    else:
+        rng.bit_generator.random_raw()
+    entry[0], entry[1] = buf[n:], entry[1] + n
+    return buf[:n]
+
+
+# ------------------------------------------------------------------------------- the API
+def _size(size):
+    shape = () if size is None else tuple(np.atleast_1d(np.asarray(size, dtype=int)))
+    return shape, int(np.prod(shape, dtype=np.int64))
+
+
+def gaussian(rng, scale, size=None):
+    """Gaussian noise of standard deviation >= ``scale``, exact on the grid of ``scale``.
+
+    ``grid(scale) * K`` with K a discrete Gaussian of parameter ``ceil(scale / grid(scale))``
+    grid steps. For noise that is not added to a released sum (e.g. the linear term of
+    objective perturbation); a release ``value + noise`` uses :func:`add_gaussian`.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    scale : float
+        Standard deviation, > 0.
+    size : int, tuple of int or None
+        Output shape (None: a float).
+
+    Returns
+    -------
+    noise : float or ndarray of float64
+    """
+    shape, n = _size(size)
+    gamma, s = grid_scale(scale)
+    out = _draw(discrete_gaussian, rng, s, n).astype(np.float64) * gamma
+    return float(out[0]) if size is None else out.reshape(shape)
+
+
+def laplace(rng, scale, size=None):
+    """Laplace noise of scale >= ``scale``, exact on the grid of ``scale`` (see :func:`gaussian`)."""
+    shape, n = _size(size)
+    gamma, t = grid_scale(scale)
+    out = _draw(discrete_laplace, rng, t, n).astype(np.float64) * gamma
+    return float(out[0]) if size is None else out.reshape(shape)
+
+
+def _add(sampler, norm, rng, value, scale, sensitivity):
+    scalar = np.ndim(value) == 0
+    value = np.asarray(value, dtype=np.float64)
+    if float(scale) == 0.0:  # no noise (epsilon = inf): the value itself
+        return float(value) if scalar else value.copy()
+    gamma, steps = _grid_scale_cached(float(scale), float(sensitivity), max(value.size, 1), norm)
+    k = _draw(sampler, rng, steps, value.size).reshape(value.shape)
+    # snap(value) / gamma and k are integers; their correctly rounded float sum depends on
+    # their exact sum only, and * gamma (a power of two) is exact: the release is a
+    # function of one integer.
+    out = (np.rint(value / gamma) + k) * gamma
+    return float(out) if scalar else out
+
+
+def add_gaussian(rng, value, scale, sensitivity, norm=2):
+    """The Gaussian release ``value + N(0, scale^2)``, exact on the grid (discrete Gaussian).
+
+    ``value`` is rounded to the grid of ``scale`` (:func:`grid`), and integer discrete
+    Gaussian noise of at least ``scale`` (inflated by the grid's effect on the l2
+    ``sensitivity``, :func:`grid_scale`) is added in grid steps. The discrete Gaussian
+    has the continuous one's Renyi divergences at every order (CKS 2020, Proposition 5
+    and Theorem 14), see ``docs/privacy.md`` (Numeric model).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    value : float or array-like
+        The exact statistic.
+    scale : float
+        Planned standard deviation, > 0.
+    sensitivity : float
+        The sensitivity of ``value`` the event was planned with, > 0.
+    norm : {2, 1, inf}, default=2
+        The norm of ``sensitivity``.
+
+    Returns
+    -------
+    release : float or ndarray of float64
+        Same shape as ``value``; every entry a multiple of ``grid(scale)``.
+    """
+    return _add(discrete_gaussian, norm, rng, value, scale, sensitivity)
+
+
+def add_laplace(rng, value, scale, sensitivity, norm=1):
+    """The Laplace release ``value + Lap(scale)``, exact on the grid (discrete Laplace).
+
+    As :func:`add_gaussian`, with the l1 ``sensitivity``: a discrete Laplace of scale
+    ``t`` grid steps is ``(shift / t)``-DP for an integer shift (CKS 2020, Section 2).
+    """
+    return _add(discrete_laplace, norm, rng, value, scale, sensitivity)
+
+
+# ------------------------------------------------------------- still floating point
+def exponential(rng, size=None):
+    """Standard exponential draws (floating point; the exponential mechanism's Gumbel as ``-log E``)."""
+    return rng.standard_exponential(size=size)
+
+
+def gumbel(rng, size=None):
+    """Standard Gumbel draws (floating point; Gumbel-max selection, see ``docs/privacy.md``)."""
+    return rng.gumbel(size=size)
+
+
+def norm_gamma(rng, dim, scale):
+    """b in R^dim with density proportional to exp(-||b||_2 / scale) (floating point).
+
+    ||b||_2 ~ Gamma(shape=dim, scale=scale) with a uniform direction (Chaudhuri,
+    Monteleoni & Sarwate, JMLR 2011, Section 3).
+    """
+    u = rng.standard_normal(dim)
+    u /= np.linalg.norm(u)
+    return rng.gamma(shape=dim, scale=scale) * u

@@ -1,0 +1,248 @@
+"""Tests of the noise layer (dp_sklearn/_noise.py): exact samplers, the grid, the Mironov attack."""
+
+import ast
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from dp_sklearn import _discrete, _noise
+from dp_sklearn._release import make_rng
+from dp_sklearn.audit import audit_epsilon
+
+PACKAGE = pathlib.Path(_noise.__file__).parent
+
+
+# ------------------------------------------------------------------ calibration
+def _chi2_ok(counts, probs, n):
+    """Pearson chi-square over the cells with expected count >= 20, against a loose bound."""
+    exp = n * np.asarray(probs)
+    keep = exp >= 20
+    stat = float(np.sum((counts[keep] - exp[keep]) ** 2 / exp[keep]))
+    dof = int(keep.sum())
+    return stat < dof + 6 * math.sqrt(2 * dof), (stat, dof)
+
+
+@pytest.mark.parametrize("t", [1, 3, 7])
+@pytest.mark.parametrize("margin", [_discrete._EXP_MARGIN, 0.05])  # 0.05: many draws take the exact slow path
+def test_discrete_laplace_pmf(t, margin, monkeypatch):
+    monkeypatch.setattr(_discrete, "_EXP_MARGIN", margin)
+    n = 200_000 if margin < 0.01 else 20_000
+    k = _discrete.discrete_laplace(np.random.default_rng(1), t, n)
+    support = np.arange(-12 * t, 12 * t + 1)
+    pmf = np.exp(-np.abs(support) / t) * math.tanh(1 / (2 * t))
+    counts = np.array([(k == v).sum() for v in support])
+    ok, info = _chi2_ok(counts, pmf, n)
+    assert ok, info
+    assert abs(k.mean()) < 5 * math.sqrt(2) * t / math.sqrt(n)
+
+
+@pytest.mark.parametrize("s", [1, 2, 5])
+def test_discrete_gaussian_pmf(s):
+    n = 200_000
+    k = _discrete.discrete_gaussian(np.random.default_rng(2), s, n)
+    support = np.arange(-10 * s, 10 * s + 1)
+    w = np.exp(-support.astype(float) ** 2 / (2 * s * s))
+    counts = np.array([(k == v).sum() for v in support])
+    ok, info = _chi2_ok(counts, w / w.sum(), n)
+    assert ok, info
+
+
+def test_discrete_gaussian_large_scale_moments():
+    s = 2**20 + 12345
+    k = _discrete.discrete_gaussian(np.random.default_rng(3), s, 100_000)
+    assert abs(k.std() / s - 1.0) < 0.01
+    assert abs(k.mean() / s) < 0.01
+
+
+@pytest.mark.parametrize("margin", [_discrete._EXP_MARGIN, 0.3])  # 0.3: most draws take the exact slow path
+def test_bernoulli_exp_matches_closed_form(margin, monkeypatch):
+    monkeypatch.setattr(_discrete, "_EXP_MARGIN", margin)
+    rng = np.random.default_rng(4)
+    n = 20_000 if margin > 0.1 else 100_000
+    for num, den in [(0, 5), (3, 7), (7, 7), (38, 7), (1, 1)]:
+        b = _discrete._bernoulli_exp(rng, np.full(n, num), den)
+        p = math.exp(-num / den)
+        assert abs(b.mean() - p) < 5 * math.sqrt(p * (1 - p) / n) + 1e-9, (num, den)
+    for num, den in [(0, 3), (5, 3), (1, 1)]:
+        p = math.exp(-num / den)
+        b = np.mean([_discrete._bernoulli_exp_py(rng, num, den) for _ in range(20_000)])
+        assert abs(b - p) < 5 * math.sqrt(p * (1 - p) / 20_000) + 1e-9
+
+
+def test_gaussian_release_is_on_the_grid_and_calibrated():
+    rng = np.random.default_rng(5)
+    value = np.array([0.1, -3.3, 1e-9, 7.0])
+    out = np.array([_noise.add_gaussian(rng, value, 0.5, 1.0) for _ in range(4000)])
+    gamma = _noise.grid(0.5)
+    assert gamma == 2.0**-21
+    assert np.all(out / gamma == np.rint(out / gamma))
+    np.testing.assert_allclose(out.std(axis=0), 0.5, rtol=0.05)
+    np.testing.assert_allclose(out.mean(axis=0), value, atol=0.05)
+
+
+def test_grid_scale_rounds_up_and_absorbs_the_grid():
+    gamma, s = _noise.grid_scale(1.0)
+    assert gamma == 2.0**-20 and s == 2**20 + 1  # the margin rounds up past an exact value
+    gamma, s2 = _noise.grid_scale(1.0, sensitivity=0.001, size=100, norm=2)
+    # noise multiplier against the rounded value's sensitivity (0.001 + 10 gamma) is kept
+    assert s2 * gamma / (0.001 + 10 * gamma) >= 1.0 / 0.001
+    gamma, s1 = _noise.grid_scale(1.0, sensitivity=0.001, size=100, norm=1)
+    assert s1 * gamma / (0.001 + 100 * gamma) >= 1.0 / 0.001
+    with pytest.raises(ValueError, match="noise scale"):
+        _noise.grid(0.0)
+    with pytest.raises(ValueError, match="sensitivity"):
+        _noise.grid_scale(1.0, sensitivity=-1.0)
+
+
+def test_zero_scale_is_the_value_and_int_seed_reproducible():
+    assert _noise.add_laplace(np.random.default_rng(0), 0.3, 0.0, 1.0) == 0.3
+    a = _noise.add_gaussian(make_rng(11), np.ones(5), 0.2, 1.0)
+    b = _noise.add_gaussian(make_rng(11), np.ones(5), 0.2, 1.0)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_crypto_generator_for_none():
+    rng = make_rng(None)
+    assert isinstance(rng, _discrete.CryptoGenerator)
+    state = rng.bit_generator.state
+    draws = rng.integers(0, 7, size=70_000)
+    assert rng.bit_generator.state != state  # a draw is visible to the release path
+    counts = np.bincount(draws, minlength=7)
+    ok, info = _chi2_ok(counts, np.full(7, 1 / 7), draws.size)
+    assert ok, info
+    assert set(np.unique(rng.integers(0, np.array([2, 3]), size=(500, 2))[:, 1])) == {0, 1, 2}
+    assert not isinstance(make_rng(0), _discrete.CryptoGenerator)
+
+
+# ------------------------------------------------------------- Mironov's attack
+_U = 2.0**-53
+
+
+def _numpy_laplace(loc, scale, u):
+    """NumPy's Generator.laplace from its uniform double u (numpy/random/src/distributions)."""
+    if u >= 0.5:
+        return loc - scale * math.log(2.0 - u - u)
+    return loc + scale * math.log(u + u)
+
+
+def _first_at_least(f, lo, hi, y):
+    """Smallest k in [lo, hi] with f(k) >= y for a non-decreasing f (hi + 1 if none)."""
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if f(mid) >= y:
+            hi = mid - 1
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _reachable_float_laplace(y, loc, scale):
+    """Whether NumPy's float Laplace sampler centred at ``loc`` can output exactly ``y``."""
+    for lo, hi in [(1, 2**52 - 1), (2**52, 2**53 - 1)]:  # u < 1/2 and u >= 1/2: both increasing in u
+        f = lambda k: _numpy_laplace(loc, scale, k * _U)  # noqa: E731
+        k = _first_at_least(f, lo, hi, y)
+        if k <= hi and f(k) == y:
+            return True
+    return False
+
+
+D = (np.array([[0.0], [0.0]]), np.zeros(2))
+D_PRIME = (np.array([[0.0], [1.0]]), np.zeros(2))  # the sums differ by 1 (sensitivity 1)
+SCALE = 1.0  # epsilon = 1
+
+
+def _old(X, y, rng):
+    return X.sum(axis=0) + rng.laplace(scale=SCALE, size=1)  # the float path before the layer
+
+
+def _new(X, y, rng):
+    return _noise.add_laplace(rng, X.sum(axis=0), SCALE, 1.0)
+
+
+def _mironov(reachable):
+    """Score 1 for an output that the mechanism cannot produce on D (so the input was D')."""
+    loc = float(D[0].sum())
+    return lambda out: np.array([0.0 if reachable(float(v), loc) else 1.0 for v in out[:, 0]])
+
+
+def test_numpy_laplace_model_is_exact():
+    u = np.random.default_rng(9).random(2000)
+    got = np.random.default_rng(9).laplace(0.25, 1.5, size=2000)
+    assert np.array_equal(got, [_numpy_laplace(0.25, 1.5, v) for v in u if v > 0.0])
+
+
+def test_mironov_attack_breaks_float_laplace_and_finds_nothing_on_the_grid():
+    old = audit_epsilon(_old, D, D_PRIME, n_samples=400, random_state=0,
+                        statistic=_mironov(lambda y, loc: _reachable_float_laplace(y, loc, SCALE)))
+    assert old.epsilon_lower > 1.0 / SCALE  # the float sampler violates its epsilon = 1
+    gamma = _noise.grid(SCALE)
+    on_grid = lambda y, loc: (y - _noise.snap(loc, gamma)) / gamma == np.rint(y / gamma)  # noqa: E731
+    new = audit_epsilon(_new, D, D_PRIME, n_samples=400, random_state=0, statistic=_mironov(on_grid))
+    assert new.epsilon_lower == 0.0
+
+
+def test_audit_new_laplace_with_negative_control():
+    ok = audit_epsilon(_new, D, D_PRIME, n_samples=2000, random_state=1)
+    assert ok.epsilon_lower <= 1.0
+    loud = audit_epsilon(lambda X, y, rng: _noise.add_laplace(rng, X.sum(axis=0), 0.1, 1.0), D, D_PRIME,
+                         n_samples=2000, random_state=1)
+    assert loud.epsilon_lower > 1.0  # a tenth of the noise is caught: the audit can fail
+
+
+# ---------------------------------------------- every release draws from the layer
+FLOAT_NOISE = {"normal", "laplace", "gamma", "gumbel", "standard_normal", "standard_gamma", "exponential",
+               "standard_exponential"}
+
+#: (file, method): draws that reach no release.
+ALLOWED = {
+    # public synthetic data of the search's plan (a dry run on data of the same schema, never released)
+    ("model_selection/_estimator.py", "standard_normal"),
+}
+
+
+def _direct_draws(root=PACKAGE):
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "_noise.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=rel)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in FLOAT_NOISE:
+                owner = node.func.value
+                if isinstance(owner, ast.Name) and owner.id == "_noise":
+                    continue
+                if (rel, node.func.attr) not in ALLOWED:
+                    found.append(f"{rel}:{node.lineno} .{node.func.attr}(")
+    return found
+
+
+def test_no_float_noise_outside_the_layer():
+    assert _direct_draws() == []
+
+
+def test_scan_can_fail(tmp_path):
+    (tmp_path / "_mech.py").write_text("def f(x, rng):\n    return x + rng.laplace(scale=1.0)\n")
+    (tmp_path / "_noise.py").write_text("def g(rng):\n    return rng.normal()\n")
+    assert _direct_draws(tmp_path) == ["_mech.py:2 .laplace("]
+
+
+def test_every_registered_solver_is_scanned():
+    import inspect
+
+    from dp_sklearn.solvers._base import SOLVERS
+    assert SOLVERS
+    for name, spec in SOLVERS.items():
+        for func in (spec.func, spec.plan):  # the mechanism and its plan
+            path = pathlib.Path(inspect.getsourcefile(func)).resolve()
+            assert PACKAGE.resolve() in path.parents, name
+
+
+def test_blocks_depend_on_their_own_generator_only():
+    alone = _noise.gaussian(np.random.default_rng(5), 1.0, 4)
+    g = np.random.default_rng(5)
+    first = _noise.gaussian(g, 1.0, 2)
+    for k in range(20):  # other generators drawing in between (and then dropped)
+        _noise.add_laplace(np.random.default_rng(k), np.zeros(3), 1.0, 1.0)
+    np.testing.assert_array_equal(np.r_[first, _noise.gaussian(g, 1.0, 2)], alone)
