@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .. import _noise
 from .._data import _canonical_csr
 from .._private_stats import FENCE, TIE_DITHER, exponential_quantiles, plan_statistics, quantile_epsilon, search_unit
 from ._base import _DPTransformerBase
@@ -87,7 +88,7 @@ def nonzero_quantiles(Xc, level, epsilon, rng, *, upper, unit, dither=TIE_DITHER
     with np.errstate(divide="ignore"):
         logits = np.log(right - left)
     logits += -0.5 * float(epsilon) * np.abs(rank_in_col - level * np.repeat(counts, size))
-    logits += rng.gumbel(size=total)
+    logits += _noise.gumbel(rng, size=total)
     seg_max = np.maximum.reduceat(logits, start)
     hit = np.flatnonzero(logits == np.repeat(seg_max, size))
     col_of_hit = np.repeat(np.arange(p), size)[hit]

@@ -224,7 +224,7 @@ def _run_gram_exp(gram, dim, T, R, scale, rng):
     for t in steps(T):
         i = t % _NOISE_BLOCK
         if i == 0:
-            noise = rng.standard_exponential(size=(min(_NOISE_BLOCK, T - t), 2 * dim))
+            noise = _noise.exponential(rng, size=(min(_NOISE_BLOCK, T - t), 2 * dim))
             np.log(noise, out=noise)
         np.subtract(g_theta, b, out=logits[:dim])
         logits[:dim] *= -c

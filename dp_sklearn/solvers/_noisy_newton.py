@@ -50,6 +50,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .. import _noise
 from .._gram import GRAM_MAX_DIM, _sparse_gram
 from .._sets import Unconstrained
 from ._base import Plan, register
@@ -141,16 +142,20 @@ def plan_noisy_newton(public, constraint, *, epsilon, delta, max_iter=None, l2_r
                  "sensitivities": {"gram": math.sqrt(2.0) * B**2, "gradient": 2.0 * C}})
 
 
-def _noisy_gram(X, sigma, rng):
-    """X^T X plus symmetric Gaussian noise (upper triangle i.i.d. N(0, sigma^2), mirrored)."""
+def _noisy_gram(X, sigma, rng, sensitivity):
+    """X^T X plus symmetric Gaussian noise (upper triangle i.i.d. N(0, sigma^2), mirrored).
+
+    The upper triangle (replace-one l2 ``sensitivity``) is released through the noise layer
+    (:func:`dp_sklearn._noise.add_gaussian`), exact on its grid, as ``ssp`` releases it.
+    """
     if hasattr(X, "gram_xty"):  # a design on a dask cluster (dp_sklearn._dask_design): summed over blocks
         G = np.array(X.gram_xty()[0], dtype=np.float64)
     else:
         G = _sparse_gram(X) if sp.issparse(X) else np.asarray(X.T @ X, dtype=np.float64)  # one pass
     if sigma > 0:
-        E = np.triu(rng.normal(0.0, sigma, size=G.shape))
-        G += E
-        G += np.triu(E, 1).T
+        iu = np.triu_indices(G.shape[0])
+        G[iu] = _noise.add_gaussian(rng, G[iu], sigma, sensitivity)
+        G = np.triu(G) + np.triu(G, 1).T
     return G
 
 
@@ -171,7 +176,7 @@ def _average_from(loss, T):
 def run_noisy_newton(problem, plan, rng):
     """Release the noisy Gram matrix once, then T noisy majorization steps; average of the last iterates."""
     info, T, n = plan.info, plan.n_iter, problem.n
-    G = _noisy_gram(problem.X, info["sigma_gram"], rng)
+    G = _noisy_gram(problem.X, info["sigma_gram"], rng, info["sensitivities"]["gram"])
     c, lam, l2 = info["curvature"], info["shift"], info["l2_reg"]
     w, V = scipy.linalg.eigh(G, overwrite_a=True, check_finite=False)
     w = c * (w + lam) / max(n, 1) + l2

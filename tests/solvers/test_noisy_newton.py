@@ -49,7 +49,7 @@ def test_calibration_matches_the_closed_form(loss, T):
 
 def test_gram_noise_is_symmetric_with_the_planned_scale():
     rng = np.random.default_rng(0)
-    G = np.stack([nn._noisy_gram(np.zeros((5, 30)), 2.0, rng) for _ in range(200)])
+    G = np.stack([nn._noisy_gram(np.zeros((5, 30)), 2.0, rng, 1.0) for _ in range(200)])
     assert np.array_equal(G, np.transpose(G, (0, 2, 1)))
     iu = np.triu_indices(30)
     sd = G[:, iu[0], iu[1]].std()
