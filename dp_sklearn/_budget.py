@@ -6,15 +6,17 @@ import numbers
 from collections import namedtuple
 
 import numpy as np
+from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
 
-from ._composite import inner_dp_nodes, is_dp
+from ._composite import children, inner_dp_nodes, is_dp
 from ._release import shares
 
 __all__ = ["DEFAULT_MODEL_SHARE", "StepBudget", "allotment", "check_budget", "set_budgets"]
 
 #: share of epsilon given to the final estimator when it and at least one earlier
-#: step are DP; the earlier DP steps share the rest equally
+#: step are DP; the earlier DP steps share the rest in proportion to the number of columns
+#: each reads (:func:`_column_counts`)
 DEFAULT_MODEL_SHARE = 0.75
 
 StepBudget = namedtuple("StepBudget", "name epsilon delta")
@@ -51,14 +53,42 @@ def _final_path(pipeline):
     return path
 
 
-def _weights(paths, final_is_dp, split):
+def _columns_read(spec):
+    """Number of columns a ColumnTransformer entry selects, from its spec alone (None: unknown)."""
+    if isinstance(spec, (str, int, np.integer)):
+        return 1
+    if isinstance(spec, (list, tuple, np.ndarray)) and not (len(spec) and isinstance(spec[0], (bool, np.bool_))):
+        return len(spec)
+    return None  # a slice, a boolean mask or a callable: resolved only against X
+
+
+def _column_counts(pipeline, paths):
+    """Public weight of each DP leaf: the number of columns it reads when a ColumnTransformer gives
+    it an explicit column list (the outermost such list on its path), else 1.
+
+    A step that scales many columns needs more of the preprocessing budget than one that scales
+    a single column with public bounds; the counts come from the parameters only, never from X.
+    """
+    counts = []
+    for path in paths:
+        step, count = pipeline, None
+        for name in path.split("__"):
+            if isinstance(step, ColumnTransformer) and count is None:
+                count = next((_columns_read(cols) for n, _, cols in step.transformers if n == name), None)
+            step = dict(children(step) or []).get(name)
+        counts.append(max(count or 1, 1))
+    return counts
+
+
+def _weights(paths, final_is_dp, split, sizes=None):
     """Normalized epsilon shares of the DP leaves, in fit order."""
     k = len(paths)
     if split is None:
         if k == 1 or not final_is_dp:
             return [1.0 / k] * k
-        rest = (1.0 - DEFAULT_MODEL_SHARE) / (k - 1)
-        return [rest] * (k - 1) + [DEFAULT_MODEL_SHARE]
+        sizes = sizes or [1] * k
+        total = float(sum(sizes[:-1]))
+        return [(1.0 - DEFAULT_MODEL_SHARE) * c / total for c in sizes[:-1]] + [DEFAULT_MODEL_SHARE]
     if isinstance(split, dict):
         short = {}
         for path in paths:
@@ -99,7 +129,7 @@ def allotment(pipeline, epsilon, delta, split):
         raise ValueError("A private pipeline needs at least one DP step (with epsilon and delta parameters), at any "
                          "depth.")
     paths = [path for path, _ in nodes]
-    weights = _weights(paths, paths[-1] == _final_path(pipeline), split)
+    weights = _weights(paths, paths[-1] == _final_path(pipeline), split, _column_counts(pipeline, paths))
     return [StepBudget(path, w * epsilon, delta / (2 * len(paths))) for path, w in zip(paths, weights)]
 
 

