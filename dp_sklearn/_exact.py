@@ -188,7 +188,7 @@ def _ridge_closed_form(problem, l2_reg, linear):
 def _unconstrained_fast(problem, fun, l2_reg, linear, tol, max_iter):
     """Closed form / Newton / L-BFGS, then Newton-CG polishing to ``tol / 2``."""
     dim = problem.dim
-    if problem.loss.name == "squared" and l2_reg > 0:
+    if problem.loss.gram_path and l2_reg > 0:
         theta = _ridge_closed_form(problem, l2_reg, linear)
     elif problem.loss.n_outputs == 1 and not sp.issparse(problem.X) and dim <= 500 and l2_reg > 0:
         theta = _dense_newton(problem, fun, l2_reg, tol / 2)

@@ -181,7 +181,7 @@ class L0Set:
 SQUARED_BALL_SCALE = 2.0
 
 
-def bounded_domain(constraint, loss_name, x_norm, radius=None):
+def bounded_domain(constraint, loss, x_norm, radius=None):
     """The feasible set a mechanism uses when it needs a bounded one (the one place this is decided).
 
     Parameters
@@ -189,8 +189,8 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
     constraint : feasible set
         Returned unchanged unless it is :class:`Unconstrained` (an estimator with an
         explicit l2 penalty).
-    loss_name : str
-        Name of the loss.
+    loss : loss object from :mod:`dp_sklearn._losses`
+        Its declaration ``needs_bounded_domain`` (an unbounded derivative) decides.
     x_norm : float
         Public bound on the l2 norm of a normalized row.
     radius : float, default=None
@@ -200,7 +200,7 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
     Returns
     -------
     constraint : feasible set
-        ``L2Ball(radius)`` when ``radius`` is given; for the squared loss without a
+        ``L2Ball(radius)`` when ``radius`` is given; for a loss with an unbounded derivative (the squared loss) without a
         radius, ``L2Ball(SQUARED_BALL_SCALE / x_norm)`` with ``SQUARED_BALL_SCALE = 2``:
         every row of norm at most half the public bound then predicts inside the
         public target range (targets are mapped to [-1, 1]), which leaves room for
@@ -213,6 +213,6 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
         return constraint
     if radius is not None:
         return L2Ball(radius)
-    if loss_name == "squared":
+    if loss.needs_bounded_domain:
         return L2Ball(SQUARED_BALL_SCALE / x_norm)
     return constraint

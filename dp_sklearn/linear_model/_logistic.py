@@ -17,7 +17,7 @@ from .._losses import LogisticLoss, MultinomialLoss
 from .._sets import L1Ball, Unconstrained
 from ._dask_fit import encode_dask_labels
 from ._dask_predict import blockwise_on_dask
-from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
+from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase
 
 __all__ = ["DPLogisticRegression"]
 
@@ -159,7 +159,8 @@ class DPLogisticRegression(_DPClassifierBase):
     penalty : {"l2", "l1"}, default="l2"
         An l2 penalty of strength 1 / C, or an l1-ball constraint of radius ``radius``.
     C : float, default=1.0
-        Inverse l2 regularization strength, as in scikit-learn (penalty="l2"). Solvers
+        Inverse l2 regularization strength, as in scikit-learn (penalty="l2"); with
+        penalty="l1" only the default is accepted (the l1 ball is sized by ``radius``). Solvers
         may add the extra l2 regularization their privacy proof calls for, as a
         data-independent function of (n_samples, n_features, epsilon, delta).
     radius : float, default=10.0
@@ -262,7 +263,9 @@ class DPLogisticRegression(_DPClassifierBase):
     ------
     ValueError
         From ``fit``: a hyperparameter out of range (named in the message), y with
-        one class, labels outside ``classes``, NaN or inf in X.
+        one class, labels outside ``classes``, NaN or inf in X; ``C`` other than 1.0
+        with ``penalty="l1"`` (the l1 ball has no l2 strength: C would be ignored; its
+        size is ``radius``). Every such error is raised before any budget is reserved.
 
     See Also
     --------
@@ -294,7 +297,7 @@ class DPLogisticRegression(_DPClassifierBase):
         "penalty": [StrOptions({"l2", "l1"})],
         "C": [Interval(Real, 0, np.inf, closed="neither")],
         "radius": [Interval(Real, 0, np.inf, closed="neither")],
-        "solver": [StrOptions({"auto", *solvers_for("none", _loss_names), *solvers_for("l1", _loss_names)})],
+        "solver": [SolverOptions(("none", "l1"), _loss_names, extra=("auto",))],
     }
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
@@ -323,6 +326,13 @@ class DPLogisticRegression(_DPClassifierBase):
 
     def _constraint_name(self):
         return "l1" if self.penalty == "l1" else "none"
+
+    def _check_model_params(self):
+        # penalty="l1" is the l1-ball constraint of radius ``radius``: it has no l2 strength,
+        # so a C the user set would be silently ignored. Refuse it before any reservation.
+        if self.penalty == "l1" and self.C != 1.0:
+            raise ValueError(f"C={self.C!r} has no effect with penalty='l1' (an l1-ball constraint whose size is "
+                             "`radius`); leave C at its default 1.0 and set radius instead.")
 
     def _describe(self):
         return f"DPLogisticRegression(penalty={self.penalty!r})"

@@ -26,21 +26,17 @@ __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate
 
 #: floor and cap of the default number of steps
 MIN_ITER, MAX_ITER = 10, 1000
-#: margin at which a fitted logistic model's curvature is taken (probability 0.95)
-TYPICAL_MARGIN = 3.0
-
 
 def curvature_share(loss):
     """Public share f of the loss's curvature bound in effect near a fitted model.
 
-    Squared loss: 1 (its curvature is constant). Logistic and multinomial losses: the
-    bound sigma'(0) = 1/4 holds at zero margin only; at the ``TYPICAL_MARGIN`` 3 of a
-    fitted model (probability 0.95) the curvature is sigma'(3) / sigma'(0) = 0.18 of it.
+    The loss's declaration ``typical_curvature_share``: 1 for the squared loss (its
+    curvature is constant); for the logistic and multinomial losses the bound
+    sigma'(0) = 1/4 holds at zero margin only, and at the typical margin 3 of a fitted
+    model (``dp_sklearn._losses.TYPICAL_MARGIN``, probability 0.95) the curvature is
+    sigma'(3) / sigma'(0) = 0.18 of it.
     """
-    if loss.name == "squared":
-        return 1.0
-    e = math.exp(-TYPICAL_MARGIN)
-    return 4.0 * e / (1.0 + e) ** 2
+    return loss.typical_curvature_share
 
 
 def prior_radius(public, constraint, l2_reg=0.0):
@@ -54,8 +50,9 @@ def prior_radius(public, constraint, l2_reg=0.0):
     """
     radius = float(constraint.l2_radius())
     if l2_reg > 0:
-        f0 = {"squared": 0.5, "logistic": math.log(2.0)}.get(public.loss.name, math.log(max(public.loss.n_outputs, 2)))
-        radius = min(radius, math.sqrt(2.0 * f0 / l2_reg))
+        f0 = public.loss.value_at_zero
+        if f0 is not None:
+            radius = min(radius, math.sqrt(2.0 * f0 / l2_reg))
     return radius if math.isfinite(radius) else 1.0 / public.x_norm
 
 
@@ -131,8 +128,7 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
     n = public.n
     # Squared loss: keep in-bound predictions near the target range (inactive for sensible
     # fits; stops noise-driven drift). See dp_sklearn._sets.bounded_domain.
-    if public.loss.name == "squared":
-        constraint = bounded_domain(constraint, "squared", public.x_norm)
+    constraint = bounded_domain(constraint, public.loss, public.x_norm)
     C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
     eta = 1.0 / (public.loss.curvature * public.x_norm**2 + l2_reg)
     T = int(max_iter) if max_iter is not None else default_n_iter(
@@ -168,7 +164,7 @@ def run_noisy_gd(problem, plan, rng):
     return avg / (T - start)
 
 
-@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2"))
+@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2"), requires=("smooth",))
 def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0, clip_norm=None,
              accounting="tight", batch_size=None, plan=None):
     """theta_{t+1} = P_C(theta_t - eta (g_t + l2_reg theta_t)), g_t = (clipped sum + N(0, sigma^2 I)) / m.

@@ -212,8 +212,8 @@ def _implicit_step(plan, loss, x, y, x_norm, v, pos):
     """argmin_theta ||theta - v||^2 / 2 + eta (l_C(<x, theta>; y) + Psi ||theta||^2 / 2), eta = 1 / (Psi (pos + 1)).
 
     The minimizer is (v - eta phi_C'(s) x) / (1 + eta Psi) with s = <x, theta> the root of the
-    increasing h(s) = s (1 + eta Psi) + eta ||x||^2 phi_C'(s) - <x, v>: closed form for the
-    (clipped) squared loss, Brent's method to floating-point precision for the logistic loss.
+    increasing h(s) = s (1 + eta Psi) + eta ||x||^2 phi_C'(s) - <x, v>: the loss's closed form
+    (``implicit_margin``: the clipped squared loss), else Brent's method to floating-point precision.
     """
     eta = 1.0 / (plan.alpha * (pos + 1))
     k = 1.0 + eta * plan.alpha
@@ -221,11 +221,8 @@ def _implicit_step(plan, loss, x, y, x_norm, v, pos):
         return v / k
     xv = float(np.asarray(x @ v).ravel()[0])
     bound = plan.clip_norm / x_norm  # phi_C' = clamp(phi', -bound, bound)
-    if loss.name == "squared":
-        s = (xv + eta * x_norm**2 * y) / (k + eta * x_norm**2)
-        if abs(s - y) > bound:
-            s = (xv - eta * x_norm**2 * bound * np.sign(s - y)) / k
-    else:
+    s = loss.implicit_margin(xv, y, k, eta * x_norm**2, bound)  # the loss's closed form, if it has one
+    if s is None:
         def h(s):
             return s * k + eta * x_norm**2 * _clamped_dphi(loss, s, y, bound) - xv
         reach = eta * x_norm**2 * min(bound, 1.0) / k
