@@ -5,6 +5,7 @@ from ._data import ClippingWarning
 from .ledger import BudgetExceededError, PrivacyLedger
 from .linear_model import (
     DPLasso,
+    DPLinearRegression,
     DPLogisticRegression,
     DPOnlineClassifier,
     DPOnlineRegressor,
@@ -19,6 +20,7 @@ from .preprocessing import DPMinMaxScaler, DPStandardScaler
 __version__ = "0.1.0"
 
 __all__ = [
+    "DPLinearRegression",
     "DPLasso",
     "DPRidge",
     "DPLogisticRegression",

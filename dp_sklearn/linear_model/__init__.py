@@ -1,7 +1,8 @@
+from ._linear import DPLinearRegression
 from ._logistic import DPLogisticRegression
 from ._online import DPOnlineClassifier, DPOnlineRegressor
 from ._ridge import DPLasso, DPRidge
 from ._sparse import DPSparseLinearRegression, DPSparseLogisticRegression
 
-__all__ = ["DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression",
+__all__ = ["DPLinearRegression", "DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression",
            "DPOnlineRegressor", "DPOnlineClassifier"]
