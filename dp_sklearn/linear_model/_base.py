@@ -45,9 +45,14 @@ _RUNS_AT_INF = ("l0",)
 _make_rng = make_rng  # the one conversion of random_state (dp_sklearn._release)
 
 
-def solvers_for(constraint_name, loss_names):
-    """Registered solvers that serve this feasible set (or penalty) and the losses, in registry order."""
-    return [name for name, spec in SOLVERS.items() if spec.supports(constraint_name, loss_names)]
+def solvers_for(constraint_name, loss_names, exact=False):
+    """Registered solvers that serve this feasible set (or penalty) and the losses, in registry order.
+
+    ``exact``: only solvers that declare ``constraint_name`` itself (a penalty-only model with
+    no public ball for the solvers that need one).
+    """
+    return [name for name, spec in SOLVERS.items() if spec.supports(constraint_name, loss_names)
+            and (not exact or constraint_name in spec.constraints)]
 
 
 class SolverOptions(StrOptions):
@@ -64,16 +69,19 @@ class SolverOptions(StrOptions):
         The estimator's losses.
     extra : tuple of str, default=()
         Other accepted strings (e.g. ``"auto"``).
+    exact : bool, default=False
+        Only solvers that declare the feasible set itself (see :func:`solvers_for`).
     """
 
-    def __init__(self, constraint_names, loss_names, extra=()):
+    def __init__(self, constraint_names, loss_names, extra=(), exact=False):
         self.constraint_names, self.loss_names, self.extra = tuple(constraint_names), tuple(loss_names), tuple(extra)
+        self.exact = exact
         super().__init__(set())
 
     @property
     def options(self):
         """The currently registered solvers that serve the declaration, and ``extra``."""
-        names = [s for c in self.constraint_names for s in solvers_for(c, self.loss_names)]
+        names = [s for c in self.constraint_names for s in solvers_for(c, self.loss_names, self.exact)]
         return {*self.extra, *names}
 
     @options.setter
