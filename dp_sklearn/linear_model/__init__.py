@@ -1,8 +1,9 @@
+from ._huber import DPHuberRegressor
 from ._linear import DPLinearRegression
 from ._logistic import DPLogisticRegression
 from ._online import DPOnlineClassifier, DPOnlineRegressor
 from ._ridge import DPLasso, DPRidge
 from ._sparse import DPSparseLinearRegression, DPSparseLogisticRegression
 
-__all__ = ["DPLinearRegression", "DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression",
+__all__ = ["DPLinearRegression", "DPHuberRegressor", "DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression",
            "DPOnlineRegressor", "DPOnlineClassifier"]
