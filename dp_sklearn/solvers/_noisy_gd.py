@@ -158,13 +158,14 @@ def run_noisy_gd(problem, plan, rng):
     for t in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
                                    sampling_rate=q, gram=gram)
-        theta = constraint.project(theta - info["step_size"] * g)
+        theta = constraint.prox(theta - info["step_size"] * g, info["step_size"])  # projection, or a penalty's prox
         if t >= start:
             avg += theta
     return avg / (T - start)
 
 
-@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2"), requires=("smooth",))
+@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2", "l1_penalty"),
+          requires=("smooth",))
 def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0, clip_norm=None,
              accounting="tight", batch_size=None, plan=None):
     """theta_{t+1} = P_C(theta_t - eta (g_t + l2_reg theta_t)), g_t = (clipped sum + N(0, sigma^2 I)) / m.
@@ -173,8 +174,9 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
     ----------
     problem : Problem
         Normalized data.
-    constraint : Unconstrained, L1Ball or L2Ball
-        Feasible set (projection ``P_C``).
+    constraint : Unconstrained, L1Ball, L2Ball or L1Penalty
+        Feasible set (projection ``P_C``), or an l1 penalty applied by its proximal map
+        (soft thresholding after each noisy step: proximal noisy GD, post-processing).
     epsilon, delta : float
         Target guarantee.
     rng : numpy.random.Generator

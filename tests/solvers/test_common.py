@@ -69,7 +69,7 @@ ALWAYS_PURE = {"exponential_sampling", "localization"}
 def test_declarations(name):
     spec = SOLVERS[name]
     assert spec.name == name and isinstance(spec.pure_dp, bool)
-    assert set(spec.constraints) <= {"none", "l1", "l2", "l0"} and spec.constraints
+    assert set(spec.constraints) <= {"none", "l1", "l2", "l0", "l1_penalty"} and spec.constraints
     assert spec.losses is None or set(spec.losses) <= set(LOSSES)
     assert set(spec.requires) <= set(PROPERTIES)
     assert any(spec.serves_loss(loss) for loss in LOSSES)  # declared requirements some loss meets
