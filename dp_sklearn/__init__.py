@@ -4,6 +4,7 @@ from ._accounting import EpsilonDeltaDpEvent
 from ._data import ClippingWarning
 from .ledger import BudgetExceededError, PrivacyLedger
 from .linear_model import (
+    DPElasticNet,
     DPHuberRegressor,
     DPLasso,
     DPLinearRegression,
@@ -23,6 +24,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DPLinearRegression",
     "DPHuberRegressor",
+    "DPElasticNet",
     "DPLasso",
     "DPRidge",
     "DPLogisticRegression",

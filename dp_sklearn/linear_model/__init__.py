@@ -1,3 +1,4 @@
+from ._elastic_net import DPElasticNet
 from ._huber import DPHuberRegressor
 from ._linear import DPLinearRegression
 from ._logistic import DPLogisticRegression
@@ -5,5 +6,5 @@ from ._online import DPOnlineClassifier, DPOnlineRegressor
 from ._ridge import DPLasso, DPRidge
 from ._sparse import DPSparseLinearRegression, DPSparseLogisticRegression
 
-__all__ = ["DPLinearRegression", "DPHuberRegressor", "DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression",
+__all__ = ["DPLinearRegression", "DPElasticNet", "DPHuberRegressor", "DPLasso", "DPRidge", "DPLogisticRegression", "DPSparseLinearRegression", "DPSparseLogisticRegression",
            "DPOnlineRegressor", "DPOnlineClassifier"]
