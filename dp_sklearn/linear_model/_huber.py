@@ -49,7 +49,7 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         wrong value costs efficiency, never privacy), and the targets are used as they
         are. ``"auto"``: a private median ``m`` and median absolute deviation of y
         (the two exponential-mechanism medians of ``bounds_y="auto"``, 20% of
-        epsilon, :func:`dp_sklearn.linear_model._auto.private_bounds_y`); the targets
+        epsilon, ``dp_sklearn.linear_model._auto.private_bounds_y``); the targets
         are centred on ``m`` (a release, not a bound: nothing is clipped) and
         ``t = 1.35 * 1.4826 * MAD``, scikit-learn's default threshold 1.35 in units of
         the normal-consistent MAD. Released as ``center_`` and ``huber_threshold_``.
