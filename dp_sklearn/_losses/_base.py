@@ -102,6 +102,11 @@ class GLMLoss:
         return {k for k, v in has.items() if v}
 
     @property
+    def step_curvature(self):
+        """Curvature of the mean loss used for step sizes (utility only; never in a privacy proof)."""
+        return self.curvature
+
+    @property
     def needs_bounded_domain(self):
         """Whether a mechanism needs a bounded feasible set to bound the gradient (phi' unbounded)."""
         return self.lipschitz is None

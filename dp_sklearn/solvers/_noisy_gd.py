@@ -130,7 +130,7 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
     # fits; stops noise-driven drift). See dp_sklearn._sets.bounded_domain.
     constraint = bounded_domain(constraint, public.loss, public.x_norm)
     C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
-    eta = 1.0 / (public.loss.curvature * public.x_norm**2 + l2_reg)
+    eta = 1.0 / (public.loss.step_curvature * public.x_norm**2 + l2_reg)  # utility only: clipping gives privacy
     T = int(max_iter) if max_iter is not None else default_n_iter(
         n, epsilon, delta, radius=prior_radius(public, constraint, l2_reg), step_size=eta, clip_norm=C,
         curvature_share=curvature_share(public.loss))
