@@ -99,7 +99,7 @@ def test_every_solver_declares_requirements_that_its_losses_meet(name):
 
 
 def test_no_branch_on_a_loss_name_outside_its_class():
-    """``name == "squared"`` (or any loss name compared) appears only in the loss's own module."""
+    """A comparison with a loss's name (as in the issue's git grep) appears only in the loss's own module."""
     names = "|".join(LOSSES)
     pattern = re.compile(rf"""(name\s*(==|!=)\s*["']({names})["'])|(name\s+(not\s+)?in\s*\(\s*["']({names})["'])""")
     found = []
