@@ -460,8 +460,8 @@ def step_problem(X, y, loss_name, data_norm):
     from dp_sklearn.solvers._base import PublicProblem
 
     Xt, x_norm, x_inf = normalize_X(X, data_norm, 2, True)
-    loss = SquaredLoss() if loss_name == "squared" else LogisticLoss()
-    yt = np.clip(y / 4.0, -1, 1) if loss_name == "squared" else np.where(y > 0, 1.0, -1.0)
+    loss = {"squared": SquaredLoss, "logistic": LogisticLoss}[loss_name]()
+    yt = np.clip(y / 4.0, -1, 1) if loss.needs_target_bound else np.where(y > 0, 1.0, -1.0)
     if sp.issparse(Xt):
         row_norms = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
     else:

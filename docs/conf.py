@@ -4,7 +4,8 @@ Build (from the repository root)::
 
     python -m pip install ".[docs]" && python -m sphinx -W -b html docs docs/_build/html
 
-Generated files (not committed): ``docs/_build/``, ``docs/generated/`` (autosummary
+Generated files (not committed): ``docs/_generated/`` (the estimator table,
+from :mod:`dp_sklearn.linear_model._catalog`), ``docs/_build/``, ``docs/generated/`` (autosummary
 stubs and gallery back-references), ``docs/auto_examples/`` (the executed gallery) and
 ``docs/sg_execution_times.rst`` (the gallery's timings).
 
@@ -36,6 +37,13 @@ ROOT = DOCS_DIR.parent
 sys.path.insert(0, str(ROOT))
 
 import dp_sklearn  # noqa: E402
+from dp_sklearn.linear_model._catalog import estimator_table_markdown  # noqa: E402
+
+# The "which estimator for which task" table of the user guide, generated from the
+# estimators' declarations and the solver registry at every build (not committed).
+ESTIMATOR_TABLE = DOCS_DIR / "_generated" / "estimators_table.md"
+ESTIMATOR_TABLE.parent.mkdir(exist_ok=True)
+ESTIMATOR_TABLE.write_text(estimator_table_markdown())
 
 # -- Project -----------------------------------------------------------------------------
 project = "dp_sklearn"
@@ -68,6 +76,7 @@ exclude_patterns = [
     "privacy.md",
     "model_selection.md",
     "design.md",
+    "_generated/*",
     "auto_examples/*.ipynb",
     "auto_examples/*.py",
     "auto_examples/*.zip",

@@ -5,7 +5,11 @@ from ._version import get_version as _get_version
 from ._data import ClippingWarning
 from .ledger import BudgetExceededError, PrivacyLedger
 from .linear_model import (
+    DPElasticNet,
+    DPHuberRegressor,
     DPLasso,
+    DPLinearRegression,
+    DPLinearSVC,
     DPLogisticRegression,
     DPOnlineClassifier,
     DPOnlineRegressor,
@@ -20,9 +24,13 @@ from .preprocessing import DPMinMaxScaler, DPStandardScaler
 __version__ = _get_version()
 
 __all__ = [
+    "DPLinearRegression",
+    "DPHuberRegressor",
+    "DPElasticNet",
     "DPLasso",
     "DPRidge",
     "DPLogisticRegression",
+    "DPLinearSVC",
     "DPSparseLinearRegression",
     "DPSparseLogisticRegression",
     "DPOnlineRegressor",

@@ -188,7 +188,7 @@ def _ridge_closed_form(problem, l2_reg, linear):
 def _unconstrained_fast(problem, fun, l2_reg, linear, tol, max_iter):
     """Closed form / Newton / L-BFGS, then Newton-CG polishing to ``tol / 2``."""
     dim = problem.dim
-    if problem.loss.name == "squared" and l2_reg > 0:
+    if problem.loss.gram_path and l2_reg > 0:
         theta = _ridge_closed_form(problem, l2_reg, linear)
     elif problem.loss.n_outputs == 1 and not sp.issparse(problem.X) and dim <= 500 and l2_reg > 0:
         theta = _dense_newton(problem, fun, l2_reg, tol / 2)
@@ -206,8 +206,9 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
     ----------
     problem : Problem
         Normalized data; its rows must satisfy ``||x_i|| <= problem.x_norm``.
-    constraint : Unconstrained, L2Ball, L1Ball or None
-        Feasible set, a ball centred at 0 (None means unconstrained).
+    constraint : Unconstrained, L2Ball, L1Ball, L1Penalty or None
+        Feasible set, a ball centred at 0 (None means unconstrained), or a penalty with a
+        proximal map (``is_penalty``: solved by accelerated proximal gradient, uncertified).
     l2_reg : float
         Mean-scale ridge coefficient mu >= 0 (the strong-convexity modulus).
     linear : ndarray of shape (dim,) or None
@@ -232,6 +233,8 @@ def minimize(problem, constraint=None, l2_reg=0.0, linear=None, tol=1e-8, max_it
     constraint = constraint if constraint is not None else Unconstrained()
     obj = _Objective(problem, l2_reg, linear)
     dim = problem.dim
+    if getattr(constraint, "is_penalty", False):  # a penalty's proximal map: the non-private fit only
+        return _accelerated_projected_gradient(obj, constraint, dim, tol, max_iter, certify=False)
     if isinstance(constraint, Unconstrained):
         with np.errstate(all="ignore"):
             theta = _unconstrained_fast(problem, obj, l2_reg, linear, tol, max_iter)
@@ -292,20 +295,23 @@ def _newton_polish(problem, fun, theta, l2_reg, tol, max_iter=50):
     return theta
 
 
-def _accelerated_projected_gradient(obj, constraint, dim, tol, max_iter):
+def _accelerated_projected_gradient(obj, constraint, dim, tol, max_iter, certify=True):
     """FISTA with backtracking (Beck & Teboulle 2009) stopped by the certificate.
 
     With ``obj.mu > 0`` returns the certified point :func:`_certified_step` of the first
     iterate whose backtracked gradient mapping is below ``tol / 2``, or None after
     ``max_iter`` iterations; with ``mu == 0`` the last iterate (nothing to certify).
+    The step is the feasible set's proximal map ``prox(v, 1 / L)`` (its projection, or
+    the penalty's proximal operator); ``certify=False`` (penalties, for the non-private
+    fit) stops on the gradient mapping alone.
     """
-    mu = obj.mu
-    x = constraint.project(np.zeros(dim))
+    mu = obj.mu if certify else 0.0
+    x = constraint.prox(np.zeros(dim), 1.0)
     z, t, L = x.copy(), 1.0, 1.0
     fz, gz = obj(z)
     for _ in range(max_iter):
         while True:
-            x_new = constraint.project(z - gz / L)
+            x_new = constraint.prox(z - gz / L, 1.0 / L)
             diff = x_new - z
             f_new, g_new = obj(x_new)
             if f_new <= fz + gz @ diff + 0.5 * L * diff @ diff + 1e-15 * abs(fz) or not np.isfinite(L):

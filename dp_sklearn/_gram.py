@@ -40,7 +40,7 @@ GRAM_MAX_DIM = 2000
 
 def gram_worthwhile(problem):
     """Public size test: squared loss, dim <= ``GRAM_MAX_DIM`` and n >= dim (one output)."""
-    return (problem.loss.name == "squared" and problem.loss.n_outputs == 1
+    return (problem.loss.gram_path and problem.loss.n_outputs == 1
             and problem.dim <= GRAM_MAX_DIM and problem.n >= problem.dim)
 
 

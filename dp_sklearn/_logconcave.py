@@ -42,6 +42,8 @@ import math
 
 import numpy as np
 
+from ._losses import check_attrs
+
 __all__ = ["MAX_EXACT_DIM", "check_exact_dim", "check_float_resolution", "loss_lipschitz", "glm_objective",
            "exact_glm_samples"]
 
@@ -65,16 +67,13 @@ def check_exact_dim(public, solver):
     if public.dim > MAX_EXACT_DIM:
         raise ValueError(f"solver={solver!r} samples exactly for at most {MAX_EXACT_DIM} coefficients (n_features "
                          f"plus the intercept, times the outputs), got {public.dim}; use another solver.")
-    if public.loss.name not in ("squared", "logistic"):
-        raise ValueError(f"solver={solver!r} supports the squared and logistic losses, got {public.loss.name!r}.")
+    check_attrs(public.loss, ("bounded_value", "single_output"), solver)
 
 
 def loss_lipschitz(public, R):
     """Per-example l2 Lipschitz constant of the loss on the ball B(0, R): x_norm (x_norm R + 1) (squared,
     |y| <= 1) or x_norm (logistic). Public."""
-    if public.loss.name == "squared":
-        return public.x_norm * public.loss.derivative_bound(public.x_norm * R)
-    return public.x_norm * public.loss.derivative_bound()
+    return public.x_norm * public.loss.derivative_bound(public.x_norm * R)
 
 
 def check_float_resolution(public, kappa, R, l2_reg, solver):
@@ -85,7 +84,7 @@ def check_float_resolution(public, kappa, R, l2_reg, solver):
     below 1/2, or the rejection sampler would almost never accept. Public values only.
     """
     xr = public.x_norm * R
-    phi_max = 0.5 * (xr + 1.0) ** 2 if public.loss.name == "squared" else xr + math.log(2.0)
+    phi_max = public.loss.max_value(xr)
     margin = _ROUNDING * (public.n + 16) * kappa * public.n * (phi_max + 0.5 * l2_reg * R**2)
     if not margin <= 0.5:
         raise ValueError(f"epsilon is too large for solver={solver!r}: its exact sampler cannot resolve the "

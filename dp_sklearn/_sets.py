@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["L0Set", "L1Ball", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "bounded_domain", "project_l1_ball",
+__all__ = ["L0Set", "L1Ball", "L1Penalty", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "bounded_domain", "project_l1_ball",
            "l1_threshold"]
 
 
@@ -61,6 +61,10 @@ class Unconstrained:
     def project(self, v):
         return v
 
+    def prox(self, v, step):
+        """Proximal map of the indicator: the projection (for every step size)."""
+        return self.project(v)
+
     def l2_radius(self):
         return np.inf
 
@@ -76,6 +80,10 @@ class L2Ball:
     def project(self, v):
         nrm = np.linalg.norm(v)
         return v if nrm <= self.radius else v * (self.radius / nrm)
+
+    def prox(self, v, step):
+        """Proximal map of the indicator: the projection."""
+        return self.project(v)
 
     def lmo(self, g):
         """argmin_{s in C} <s, g> = -radius g / ||g||."""
@@ -100,6 +108,10 @@ class L1Ball:
 
     def project(self, v):
         return project_l1_ball(v, self.radius)
+
+    def prox(self, v, step):
+        """Proximal map of the indicator: the projection."""
+        return self.project(v)
 
     def lmo(self, g):
         """argmin_{s in C} <s, g> = -radius sign(g_j) e_j with j = argmax |g_j|."""
@@ -173,6 +185,48 @@ class L0Set:
 
     project = hard_threshold
 
+    def prox(self, v, step):
+        """The (non-convex) projection H_s."""
+        return self.hard_threshold(v)
+
+    def l2_radius(self):
+        return np.inf
+
+
+class L1Penalty:
+    """The penalty ``strength * ||theta_head||_1`` (not a set): its proximal map is soft thresholding.
+
+    The last ``n_free`` coordinates (the intercept) are not penalized. ``strength`` is in
+    normalized units and may be set after the targets' public scale is known (the
+    estimator sets it before the mechanism runs; the prox is post-processing of each
+    noisy step, so it never enters the privacy proof).
+
+    Parameters
+    ----------
+    strength : float
+        lambda >= 0.
+    n_free : int, default=0
+        Number of trailing unpenalized coordinates.
+    """
+
+    name = "l1_penalty"
+    radius = np.inf
+    is_penalty = True
+
+    def __init__(self, strength, n_free=0):
+        self.strength = float(strength)
+        self.n_free = int(n_free)
+
+    def prox(self, v, step):
+        """argmin_u ||u - v||^2 / 2 + step * strength * ||u_head||_1 (soft thresholding)."""
+        m = v.size - self.n_free
+        out = v.copy()
+        out[:m] = np.sign(v[:m]) * np.maximum(np.abs(v[:m]) - step * self.strength, 0.0)
+        return out
+
+    def project(self, v):
+        return v
+
     def l2_radius(self):
         return np.inf
 
@@ -181,7 +235,7 @@ class L0Set:
 SQUARED_BALL_SCALE = 2.0
 
 
-def bounded_domain(constraint, loss_name, x_norm, radius=None):
+def bounded_domain(constraint, loss, x_norm, radius=None):
     """The feasible set a mechanism uses when it needs a bounded one (the one place this is decided).
 
     Parameters
@@ -189,8 +243,8 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
     constraint : feasible set
         Returned unchanged unless it is :class:`Unconstrained` (an estimator with an
         explicit l2 penalty).
-    loss_name : str
-        Name of the loss.
+    loss : loss object from :mod:`dp_sklearn._losses`
+        Its declaration ``needs_bounded_domain`` (an unbounded derivative) decides.
     x_norm : float
         Public bound on the l2 norm of a normalized row.
     radius : float, default=None
@@ -200,7 +254,7 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
     Returns
     -------
     constraint : feasible set
-        ``L2Ball(radius)`` when ``radius`` is given; for the squared loss without a
+        ``L2Ball(radius)`` when ``radius`` is given; for a loss with an unbounded derivative (the squared loss) without a
         radius, ``L2Ball(SQUARED_BALL_SCALE / x_norm)`` with ``SQUARED_BALL_SCALE = 2``:
         every row of norm at most half the public bound then predicts inside the
         public target range (targets are mapped to [-1, 1]), which leaves room for
@@ -213,6 +267,6 @@ def bounded_domain(constraint, loss_name, x_norm, radius=None):
         return constraint
     if radius is not None:
         return L2Ball(radius)
-    if loss_name == "squared":
+    if loss.needs_bounded_domain:
         return L2Ball(SQUARED_BALL_SCALE / x_norm)
     return constraint

@@ -62,3 +62,23 @@ def pytest_collection_modifyitems(config, items):
         name = getattr(item, "originalname", None) or item.name.split("[")[0]
         if _SLOW_NAME.search(name) or name in _SLOW_TESTS or "client" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture
+def noisy_gd_audit(monkeypatch):
+    """audit(mechanism, D, D_prime): the audit passes at epsilon 1, then catches noisy_gd with 10x less noise.
+
+    The negative control scales ``composed_gaussian_noise_multiplier`` (the noisy_gd calibration) down.
+    """
+    import dp_sklearn.solvers._common as common_mod
+    from dp_sklearn.audit import audit_epsilon
+
+    def audit(mechanism, D, D_prime, epsilon=1.0, delta=1e-5, n_samples=1000):
+        res = audit_epsilon(mechanism, D, D_prime, n_samples=n_samples, delta=delta, random_state=0)
+        assert res.epsilon_lower <= epsilon, res
+        real = common_mod.composed_gaussian_noise_multiplier
+        monkeypatch.setattr(common_mod, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 10)
+        bad = audit_epsilon(mechanism, D, D_prime, n_samples=n_samples, delta=delta, random_state=1)
+        assert bad.epsilon_lower > epsilon, bad
+
+    return audit

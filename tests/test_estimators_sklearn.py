@@ -82,7 +82,15 @@ def test_low_dimensional_solvers(estimator):
     assert est.get_params() == clone(est).get_params()
 
 
-@parametrize_with_checks(ESTIMATORS)
+def _expected_failures(estimator):
+    """The one check a private class_weight cannot pass: it compares class_weight="balanced" with the
+    dict of the exact balanced weights, but the private weights come from noisy class counts."""
+    if "class_weight" in estimator.get_params():
+        return {"check_class_weight_balanced_linear_classifier": "balanced weights come from private counts"}
+    return {}
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ClippingWarning)
@@ -101,7 +109,7 @@ SEARCHES_AND_DIAGNOSTICS = [
 ]
 
 
-@parametrize_with_checks(SEARCHES_AND_DIAGNOSTICS)
+@parametrize_with_checks(SEARCHES_AND_DIAGNOSTICS, expected_failed_checks=_expected_failures)
 def test_search_and_diagnostics_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="delta=")

@@ -15,12 +15,12 @@ def _problem(loss_name, seed, n=60, p=4):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p)) * rng.uniform(0.2, 3.0, size=p)
     Xt, x_norm, x_inf = normalize_X(X, 2.0, 2, True)
-    if loss_name == "squared":
-        loss, y = SquaredLoss(), np.clip(X @ rng.normal(size=p) / 4 + 0.1 * rng.normal(size=n), -1, 1)
-    elif loss_name == "logistic":
-        loss, y = LogisticLoss(), np.where(X[:, 0] + rng.normal(size=n) > 0, 1.0, -1.0)
-    else:
-        loss, y = MultinomialLoss(3), np.eye(3)[rng.integers(0, 3, size=n)]
+    make = {
+        "squared": lambda: (SquaredLoss(), np.clip(X @ rng.normal(size=p) / 4 + 0.1 * rng.normal(size=n), -1, 1)),
+        "logistic": lambda: (LogisticLoss(), np.where(X[:, 0] + rng.normal(size=n) > 0, 1.0, -1.0)),
+        "multinomial": lambda: (MultinomialLoss(3), np.eye(3)[rng.integers(0, 3, size=n)]),
+    }
+    loss, y = make[loss_name]()
     return Problem(Xt, y, loss, x_norm, x_inf, np.linalg.norm(Xt, axis=1))
 
 
@@ -28,14 +28,14 @@ def _ld_gradient(prob, theta, mu, linear):
     """Exact-ish gradient in extended precision (long double), independent of the loss classes."""
     X, y = prob.X.astype(LD), prob.y.astype(LD)
     n = X.shape[0]
-    if prob.loss.name == "multinomial":
+    if isinstance(prob.loss, MultinomialLoss):
         Z = X @ theta.reshape(X.shape[1], -1)
         E = np.exp(Z - Z.max(axis=1, keepdims=True))
         d = E / E.sum(axis=1, keepdims=True) - y
         g = (X.T @ d).ravel() / n
     else:
         z = X @ theta
-        d = z - y if prob.loss.name == "squared" else -y / (1 + np.exp(y * z))
+        d = z - y if isinstance(prob.loss, SquaredLoss) else -y / (1 + np.exp(y * z))
         g = X.T @ d / n
     return g + mu * theta + linear
 

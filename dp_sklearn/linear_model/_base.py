@@ -47,9 +47,48 @@ _RUNS_AT_INF = ("l0",)
 _make_rng = make_rng  # the one conversion of random_state (dp_sklearn._release)
 
 
-def solvers_for(constraint_name, loss_names):
-    """Registered solvers that serve this feasible set (or penalty) and every loss, in registry order."""
-    return [name for name, spec in SOLVERS.items() if spec.supports(constraint_name, loss_names)]
+def solvers_for(constraint_name, loss_names, exact=False):
+    """Registered solvers that serve this feasible set (or penalty) and the losses, in registry order.
+
+    ``exact``: only solvers that declare ``constraint_name`` itself (a penalty-only model with
+    no public ball for the solvers that need one).
+    """
+    return [name for name, spec in SOLVERS.items() if spec.supports(constraint_name, loss_names)
+            and (not exact or constraint_name in spec.constraints)]
+
+
+class SolverOptions(StrOptions):
+    """The ``solver`` constraint, read from the registry each time it is checked (one source).
+
+    A solver registered after import is accepted by parameter validation exactly when
+    the estimator offers it (:meth:`_DPLinearBase._allowed_solvers`).
+
+    Parameters
+    ----------
+    constraint_names : tuple of str
+        Feasible sets (or ``"none"``, a penalty) whose solvers are offered.
+    loss_names : tuple of str
+        The estimator's losses.
+    extra : tuple of str, default=()
+        Other accepted strings (e.g. ``"auto"``).
+    exact : bool, default=False
+        Only solvers that declare the feasible set itself (see :func:`solvers_for`).
+    """
+
+    def __init__(self, constraint_names, loss_names, extra=(), exact=False):
+        self.constraint_names, self.loss_names, self.extra = tuple(constraint_names), tuple(loss_names), tuple(extra)
+        self.exact = exact
+        super().__init__(set())
+
+    @property
+    def options(self):
+        """The currently registered solvers that serve the declaration, and ``extra``."""
+        names = [s for c in self.constraint_names for s in solvers_for(c, self.loss_names, self.exact)]
+        return {*self.extra, *names}
+
+    @options.setter
+    def options(self, value):  # set by scikit-learn's __init__; the registry is the source
+        pass
 
 
 #: |epsilon| above this (finite) overflows the calibrations
@@ -234,13 +273,14 @@ class _DPLinearBase(BaseEstimator):
         # shares (hence solver="auto") depend on what it reads (n, the public target plan)
         y_enc, loss = self._encode_targets(y)
         spec = self._check_solver(n)
+        spec.check_loss(loss)  # the solver's declared requirements on this loss (before any reservation)
         # Plan from public values only: the reference data_norm sets the penalty's units
         # when data_norm="auto", so the plan (and the event) never depends on the data.
         l2_reg = self._l2_reg(n, self._data_norm_value(p, sp.issparse(X)))
         x_norm = _public_x_norm(p, self.data_norm_ord, self.fit_intercept)
         constraint = self._feasible_set()
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
-            constraint = bounded_domain(constraint, loss.name, x_norm, radius=self._ball_radius())
+            constraint = bounded_domain(constraint, loss, x_norm, radius=self._ball_radius())
         public = PublicProblem(n, (p + bool(self.fit_intercept)) * loss.n_outputs, x_norm, 1.0, loss, l2_reg)
         plan, kwargs, events = self._plan(spec, public, constraint, full_batch=distributed)
         event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
@@ -305,9 +345,9 @@ class _DPLinearBase(BaseEstimator):
             return minimize(problem, constraint, l2_reg=problem.l2_reg, tol=self.tol), 1
         res = spec.func(problem, constraint, epsilon=plan.epsilon, delta=plan.delta, rng=rng, plan=plan, **kwargs)
         theta = res.coef
-        if problem.loss.name == "squared" and isinstance(constraint, Unconstrained):
+        if problem.loss.needs_bounded_domain and isinstance(constraint, Unconstrained):
             # Post-processing: predictions for in-bound x stay within bounds_y.
-            theta = bounded_domain(constraint, "squared", problem.x_norm).project(theta)
+            theta = bounded_domain(constraint, problem.loss, problem.x_norm).project(theta)
         return theta, res.n_iter
 
     def _set_dp_attributes(self, spec, event, plan, n_iter):

@@ -14,10 +14,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import Interval
 from .._dask_design import is_dask_collection
 from .._losses import LogisticLoss, MultinomialLoss
+from .._losses._weighted import WeightedLoss
 from .._sets import L1Ball, Unconstrained
 from ._dask_fit import encode_dask_labels
 from ._dask_predict import blockwise_on_dask
-from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, _DPLinearBase, solvers_for
+from ._class_weight import (CLASS_WEIGHT_SHARE, check_class_weight, class_weight_event, class_weights,
+                            max_class_weight)
+from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase
 
 __all__ = ["DPLogisticRegression"]
 
@@ -159,7 +162,8 @@ class DPLogisticRegression(_DPClassifierBase):
     penalty : {"l2", "l1"}, default="l2"
         An l2 penalty of strength 1 / C, or an l1-ball constraint of radius ``radius``.
     C : float, default=1.0
-        Inverse l2 regularization strength, as in scikit-learn (penalty="l2"). Solvers
+        Inverse l2 regularization strength, as in scikit-learn (penalty="l2"); with
+        penalty="l1" only the default is accepted (the l1 ball is sized by ``radius``). Solvers
         may add the extra l2 regularization their privacy proof calls for, as a
         data-independent function of (n_samples, n_features, epsilon, delta).
     radius : float, default=10.0
@@ -217,6 +221,15 @@ class DPLogisticRegression(_DPClassifierBase):
     classes : array-like, default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as scikit-learn's (``C sum_i w_i log-loss``).
+        A dict ``{label: weight}`` (finite, >= 0; missing labels weigh 1) is public; its
+        largest value bounds every weight. ``"balanced"``: ``n / (n_classes * count_c)``
+        from class counts released by the Laplace mechanism (l1 sensitivity 2, 5% of
+        epsilon, ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the
+        release is composed into ``dp_event_``. The bound scales the Lipschitz and
+        curvature constants the mechanisms use; the clipping solvers clip each weighted
+        per-example gradient. Not supported for dask input.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit reports its event to (see :class:`DPRidge`).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
@@ -254,6 +267,9 @@ class DPLogisticRegression(_DPClassifierBase):
         Data-independent iteration count.
     data_norm_ : float
         The row bound used: ``data_norm`` (public) or its private estimate.
+    class_weight_ : ndarray of shape (n_classes,)
+        Only with ``class_weight``: the weight of each class of ``classes_`` (a release
+        for ``"balanced"``).
     clipped_fraction_ : dict of str to float
         Only with ``report_clipping=True``: ``{"data_norm": ...}``, the private
         fraction of rows beyond ``data_norm_``, in [0, 1].
@@ -268,7 +284,9 @@ class DPLogisticRegression(_DPClassifierBase):
     ------
     ValueError
         From ``fit``: a hyperparameter out of range (named in the message), y with
-        one class, labels outside ``classes``, NaN or inf in X.
+        one class, labels outside ``classes``, NaN or inf in X; ``C`` other than 1.0
+        with ``penalty="l1"`` (the l1 ball has no l2 strength: C would be ignored; its
+        size is ``radius``). Every such error is raised before any budget is reserved.
 
     See Also
     --------
@@ -303,13 +321,15 @@ class DPLogisticRegression(_DPClassifierBase):
         "penalty": [StrOptions({"l2", "l1"})],
         "C": [Interval(Real, 0, np.inf, closed="neither")],
         "radius": [Interval(Real, 0, np.inf, closed="neither")],
-        "solver": [StrOptions({"auto", *solvers_for("none", _loss_names), *solvers_for("l1", _loss_names)})],
+        "solver": [SolverOptions(("none", "l1"), _loss_names, extra=("auto",))],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, classes=None, ledger=None, random_state=None,
-                 verbose=0, report_clipping=False):
+                 clip_norm=None, accounting="tight", batch_size=None, classes=None, class_weight=None, ledger=None,
+                 random_state=None, verbose=0, report_clipping=False):
+        self.class_weight = class_weight
         self.penalty = penalty
         self.C = C
         self.radius = radius
@@ -333,8 +353,40 @@ class DPLogisticRegression(_DPClassifierBase):
     def _constraint_name(self):
         return "l1" if self.penalty == "l1" else "none"
 
+    def _check_model_params(self):
+        check_class_weight(self.class_weight)
+        # penalty="l1" is the l1-ball constraint of radius ``radius``: it has no l2 strength,
+        # so a C the user set would be silently ignored. Refuse it before any reservation.
+        if self.penalty == "l1" and self.C != 1.0:
+            raise ValueError(f"C={self.C!r} has no effect with penalty='l1' (an l1-ball constraint whose size is "
+                             "`radius`); leave C at its default 1.0 and set radius instead.")
+
     def _describe(self):
         return f"DPLogisticRegression(penalty={self.penalty!r})"
+
+    # ------------------------------------------------------------ class weights
+    def _encode_targets(self, y):
+        y_enc, loss = super()._encode_targets(y)
+        if self.class_weight is None:
+            return y_enc, loss
+        if is_dask_collection(y):
+            raise ValueError("class_weight is not supported for dask input; fit in memory, or leave it None.")
+        mean = 1.0 if isinstance(self.class_weight, str) else None  # "balanced": weights average to 1
+        return y_enc, WeightedLoss(loss, max_class_weight(self.class_weight), mean_weight=mean)
+
+    def _prior_events(self):
+        event = class_weight_event(self.class_weight, self._model_epsilon())
+        return () if event is None else (event,)
+
+    def _solver_epsilon(self):
+        return self._model_epsilon() * (1.0 - CLASS_WEIGHT_SHARE * bool(self._prior_events()))
+
+    def _transform_targets(self, y, rng):
+        if self.class_weight is None:
+            return y, None
+        idx = np.argmax(y, axis=1) if y.ndim > 1 else (y > 0).astype(int)
+        self.class_weight_ = class_weights(self.class_weight, self.classes_, idx, self._model_epsilon(), rng)
+        return WeightedLoss.attach(y, self.class_weight_[idx]), None
 
     def _resolved_solver(self, n_samples=None):
         if self.solver == "auto":

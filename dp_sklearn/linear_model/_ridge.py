@@ -5,11 +5,10 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import Interval
 from .._sets import L1Ball
-from ._base import BATCH_SIZE, DATA_NORM_ORD, solvers_for
+from ._base import BATCH_SIZE, DATA_NORM_ORD, SolverOptions
 from ._regressor import REGRESSION_CONSTRAINTS, _DPRegressorBase
 
 __all__ = ["DPRidge", "DPLasso"]
@@ -184,7 +183,7 @@ class DPRidge(_DPRegressorBase):
     _parameter_constraints = {
         **REGRESSION_CONSTRAINTS, **BATCH_SIZE,
         "alpha": [Interval(Real, 0, np.inf, closed="left")],
-        "solver": [StrOptions({"auto", *solvers_for("none", ("squared",))})],
+        "solver": [SolverOptions(("none",), ("squared",), extra=("auto",))],
     }
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y="auto",
@@ -353,7 +352,7 @@ class DPLasso(_DPRegressorBase):
     _parameter_constraints = {
         **REGRESSION_CONSTRAINTS, **DATA_NORM_ORD, **BATCH_SIZE,
         "radius": [Interval(Real, 0, np.inf, closed="neither")],
-        "solver": [StrOptions(set(solvers_for("l1", ("squared",))))],
+        "solver": [SolverOptions(("l1",), ("squared",))],
     }
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,

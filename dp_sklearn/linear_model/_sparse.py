@@ -11,11 +11,10 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import Interval
 from .._sets import L0Set
-from ._base import DATA_NORM_ORD, solvers_for
+from ._base import DATA_NORM_ORD, SolverOptions
 from ._logistic import CLASSIFIER_CONSTRAINTS, _DPClassifierBase
 from ._regressor import REGRESSION_CONSTRAINTS, _DPRegressorBase
 
@@ -177,7 +176,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
 
     _parameter_constraints = {
         **REGRESSION_CONSTRAINTS, **DATA_NORM_ORD, **SPARSE_CONSTRAINTS,
-        "solver": [StrOptions(set(solvers_for("l0", ("squared",))))],
+        "solver": [SolverOptions(("l0",), ("squared",))],
     }
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
@@ -322,7 +321,7 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     _binary_only = True
     _parameter_constraints = {
         **CLASSIFIER_CONSTRAINTS, **SPARSE_CONSTRAINTS,
-        "solver": [StrOptions(set(solvers_for("l0", ("logistic",))))],
+        "solver": [SolverOptions(("l0",), ("logistic",))],
     }
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,

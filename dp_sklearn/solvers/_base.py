@@ -23,6 +23,8 @@ import numpy as np
 from .. import _noise
 from dp_accounting import dp_event
 
+from .._losses import LOSSES, PROPERTIES, check_attrs
+
 __all__ = ["Plan", "PublicProblem", "SolverResult", "SolverSpec", "register", "get_solver", "SOLVERS",
            "norm_gamma_noise"]
 
@@ -132,8 +134,12 @@ class SolverSpec:
         Whether it accepts ``delta = 0``.
     constraints : tuple of str
         Names of the feasible sets it supports (``"none"``: an explicit l2 penalty).
-    losses : tuple of str
-        Names of the losses it supports.
+    losses : tuple of str or None
+        Names of the losses it is restricted to (None: every loss with the required properties).
+    requires : tuple of str
+        The loss properties its algorithm and privacy proof need
+        (:data:`dp_sklearn._losses.PROPERTIES`, checked with
+        :func:`dp_sklearn._losses.check_attrs`).
     params : tuple of str
         The estimator hyperparameters it takes, read from ``plan``'s signature.
     max_dim : int or None, default=None
@@ -149,11 +155,28 @@ class SolverSpec:
     losses: tuple
     params: tuple
     max_dim: int | None = None
+    requires: tuple = ()
+
+    def serves_loss(self, loss_name):
+        """Whether the loss registered as ``loss_name`` has every required property (and is allowed)."""
+        if self.losses is not None and loss_name not in self.losses:
+            return False
+        return set(self.requires) <= LOSSES[loss_name].properties()
 
     def supports(self, constraint_name, loss_names):
-        """Whether the mechanism serves this feasible set (or penalty) and every loss."""
+        """Whether the mechanism serves this feasible set (or penalty) and one of the estimator's losses.
+
+        An estimator whose loss is chosen at fit (binary or multinomial logistic) offers the
+        solver if it serves one of them; :meth:`check_loss` refuses the other at fit.
+        """
         fits_set = constraint_name in self.constraints or (constraint_name == "none" and "l2" in self.constraints)
-        return fits_set and all(loss in self.losses for loss in loss_names)
+        return fits_set and any(self.serves_loss(loss) for loss in loss_names)
+
+    def check_loss(self, loss):
+        """Raise a ValueError naming the solver if it cannot serve ``loss`` (before any reservation)."""
+        if self.losses is not None and loss.name not in self.losses:
+            raise ValueError(f"solver={self.name!r} supports the losses {list(self.losses)}, got the {loss.name} loss.")
+        check_attrs(loss, self.requires, self.name)
 
 
 SOLVERS: dict[str, SolverSpec] = {}
@@ -161,12 +184,27 @@ SOLVERS: dict[str, SolverSpec] = {}
 _NOT_PARAMS = ("public", "problem", "constraint", "epsilon", "delta")
 
 
-def register(name, *, plan, pure_dp, constraints, losses=("squared", "logistic", "multinomial"), max_dim=None):
-    """Register ``func`` as the mechanism ``name`` with its ``plan`` and declarations (see :class:`SolverSpec`)."""
+def register(name, *, plan, pure_dp, constraints, losses=None, requires=(), max_dim=None):
+    """Register ``func`` as the mechanism ``name`` with its ``plan`` and declarations (see :class:`SolverSpec`).
+
+    ``requires`` lists the loss properties the mechanism needs; ``losses`` optionally
+    restricts it to named losses. Every list of solvers (estimators' ``solver``
+    validation, their allowed solvers) reads :data:`SOLVERS` when it is used, so a
+    solver registered after import is offered and accepted alike.
+
+    Raises
+    ------
+    ValueError
+        If ``requires`` names an unknown property.
+    """
     params = tuple(p for p in inspect.signature(plan).parameters if p not in _NOT_PARAMS)
+    unknown = set(requires) - set(PROPERTIES)
+    if unknown:
+        raise ValueError(f"requires must be among {sorted(PROPERTIES)}, got {sorted(unknown)}.")
 
     def deco(func):
-        SOLVERS[name] = SolverSpec(name, func, plan, pure_dp, tuple(constraints), tuple(losses), params, max_dim)
+        SOLVERS[name] = SolverSpec(name, func, plan, pure_dp, tuple(constraints),
+                                   None if losses is None else tuple(losses), params, max_dim, tuple(requires))
         return func
 
     return deco

@@ -28,7 +28,7 @@ from .. import _noise
 
 __all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
            "clipped_sum_source", "check_gaussian_delta", "default_sampling_rate", "sampling_rate",
-           "gradient_steps_plan", "curvature_share", "TYPICAL_MARGIN", "SAMPLED_MULTIPLIER", "MIN_BATCH",
+           "gradient_steps_plan", "curvature_share", "SAMPLED_MULTIPLIER", "MIN_BATCH",
            "MAX_SAMPLED_RATE", "UNIFORMS_RATE", "MAX_GRAM_DIM", "check_gram_dim"]
 
 #: default clip norm as a fraction of the public row bound x_norm
@@ -54,21 +54,16 @@ def check_gram_dim(dim, solver):
                          "Use a gradient solver (e.g. solver='noisy_gd'), which never densifies X.")
 
 
-#: margin at which a fitted logistic model's curvature is taken (probability 0.95)
-TYPICAL_MARGIN = 3.0
-
-
 def curvature_share(loss):
     """Public share f of the loss's curvature bound in effect near a fitted model.
 
-    Squared loss: 1 (its curvature is constant). Logistic and multinomial losses: the
-    bound sigma'(0) = 1/4 holds at zero margin only; at the ``TYPICAL_MARGIN`` 3 of a
-    fitted model (probability 0.95) the curvature is sigma'(3) / sigma'(0) = 0.18 of it.
+    The loss's declaration ``typical_curvature_share``: 1 for the squared loss (its
+    curvature is constant); for the logistic and multinomial losses the bound
+    sigma'(0) = 1/4 holds at zero margin only, and at the typical margin 3 of a fitted
+    model (``dp_sklearn._losses.TYPICAL_MARGIN``, probability 0.95) the curvature is
+    sigma'(3) / sigma'(0) = 0.18 of it.
     """
-    if loss.name == "squared":
-        return 1.0
-    e = math.exp(-TYPICAL_MARGIN)
-    return 4.0 * e / (1.0 + e) ** 2
+    return loss.typical_curvature_share
 
 
 def default_clip_norm(public, constraint=None):

@@ -46,7 +46,7 @@ def _ball(public, constraint, coef_radius, solver):
     if not isinstance(constraint, (Unconstrained, L2Ball)):
         raise TypeError(f"{solver} needs an l2 ball, got {type(constraint).__name__}.")
     radius = public.loss.prior_coef_norm if coef_radius is None else float(coef_radius)
-    return bounded_domain(constraint, public.loss.name, public.x_norm, radius=radius)
+    return bounded_domain(constraint, public.loss, public.x_norm, radius=radius)
 
 
 def plan_exponential_sampling(public, constraint, *, epsilon, delta=0.0, l2_reg=0.0, coef_radius=None):
@@ -70,7 +70,7 @@ def exact_samples(problem, plan, rng, size=1):
 
 
 @register("exponential_sampling", plan=plan_exponential_sampling, pure_dp=True, constraints=("l2",),
-          max_dim=MAX_EXACT_DIM)
+          max_dim=MAX_EXACT_DIM, requires=("bounded_value", "single_output"))
 def exponential_sampling(problem, constraint, *, epsilon, delta=0.0, rng, l2_reg=0.0, coef_radius=None, plan=None):
     """One exact draw of Algorithm 2 of Bassily, Smith & Thakurta (2014); see the module docstring.
 

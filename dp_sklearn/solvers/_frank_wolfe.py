@@ -38,10 +38,8 @@ MAX_ITER = 3000
 
 def gradient_linf_bound(problem, constraint):
     """G_inf: bound on ||grad l(theta; x, y)||_inf over the l1 ball (Holder)."""
-    loss = problem.loss
-    if loss.name == "squared":
-        return problem.x_inf * loss.derivative_bound(constraint.margin_bound(problem.x_norm, problem.x_inf))
-    return problem.x_inf * 1.0  # |phi'| <= 1 (logistic), |p_k - y_k| <= 1 (multinomial)
+    margin = constraint.margin_bound(problem.x_norm, problem.x_inf)
+    return problem.x_inf * problem.loss.derivative_linf_bound(margin)
 
 
 def default_n_iter(problem, constraint, epsilon):
@@ -241,7 +239,7 @@ def _run_gram_exp(gram, dim, T, R, scale, rng):
     return theta
 
 
-@register("frank_wolfe", plan=plan_frank_wolfe, pure_dp=True, constraints=("l1",))
+@register("frank_wolfe", plan=plan_frank_wolfe, pure_dp=True, constraints=("l1",), requires=("smooth",))
 def frank_wolfe(problem, constraint, *, epsilon, delta, rng, max_iter=None, accounting="tight", plan=None):
     """Private Frank-Wolfe (TTZ Algorithm 2); see the module docstring for the calibration.
 

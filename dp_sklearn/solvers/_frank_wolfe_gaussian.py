@@ -111,7 +111,7 @@ def run_frank_wolfe_gaussian(problem, plan, rng):
     return theta
 
 
-@register("frank_wolfe_gaussian", plan=plan_frank_wolfe_gaussian, pure_dp=False, constraints=("l2",))
+@register("frank_wolfe_gaussian", plan=plan_frank_wolfe_gaussian, pure_dp=False, constraints=("l2",), requires=("smooth",))
 def frank_wolfe_gaussian(problem, constraint, *, epsilon, delta, rng, max_iter=None, clip_norm=None,
                          accounting="tight", l2_reg=0.0, batch_size=None, plan=None):
     """Private Frank-Wolfe with Gaussian noise (TTZ Algorithm 5); see the module docstring.

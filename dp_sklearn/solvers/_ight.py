@@ -161,7 +161,7 @@ def run_ight(problem, plan, rng):
     return theta
 
 
-@register("ight", plan=plan_ight, pure_dp=False, constraints=("l0",), losses=("squared", "logistic"))
+@register("ight", plan=plan_ight, pure_dp=False, constraints=("l0",), requires=("smooth", "single_output"))
 def ight(problem, constraint, *, epsilon, delta, rng, max_iter=None, step_size=None, clip_norm=None,
          accounting="tight", l2_reg=0.0, plan=None):
     """DP iterative gradient hard thresholding (Wang & Gu 2019, Algorithm 1).

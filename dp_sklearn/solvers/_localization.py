@@ -82,7 +82,7 @@ def _check(public, constraint):
 
 def _ball(public, constraint, coef_radius):
     radius = public.loss.prior_coef_norm if coef_radius is None else float(coef_radius)
-    return bounded_domain(constraint, public.loss.name, public.x_norm, radius=radius)
+    return bounded_domain(constraint, public.loss, public.x_norm, radius=radius)
 
 
 def default_localization_strength(n, dim, epsilon, lipschitz, prior_norm):
@@ -138,7 +138,7 @@ def plan_localization(public, constraint, *, epsilon, delta=0.0, tol=1e-8, l2_re
                  "kappa": kappa, "curvature": curvature, "tol": tol, "epsilon_localize": eps1, "epsilon_sample": eps2})
 
 
-@register("localization", plan=plan_localization, pure_dp=True, constraints=("l2",), max_dim=MAX_EXACT_DIM)
+@register("localization", plan=plan_localization, pure_dp=True, constraints=("l2",), max_dim=MAX_EXACT_DIM, requires=("bounded_value", "single_output"))
 def localization(problem, constraint, *, epsilon, delta=0.0, rng, tol=1e-8, l2_reg=0.0, coef_radius=None, plan=None):
     """BST 2014 Algorithm 4: Algorithm 3 with epsilon/2, then Algorithm 2 with epsilon/2 on C_0.
 

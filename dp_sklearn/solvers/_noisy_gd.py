@@ -37,8 +37,9 @@ def prior_radius(public, constraint, l2_reg=0.0):
     """
     radius = float(constraint.l2_radius())
     if l2_reg > 0:
-        f0 = {"squared": 0.5, "logistic": math.log(2.0)}.get(public.loss.name, math.log(max(public.loss.n_outputs, 2)))
-        radius = min(radius, math.sqrt(2.0 * f0 / l2_reg))
+        f0 = public.loss.value_at_zero
+        if f0 is not None:
+            radius = min(radius, math.sqrt(2.0 * f0 / l2_reg))
     return radius if math.isfinite(radius) else 1.0 / public.x_norm
 
 
@@ -114,10 +115,9 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
     n = public.n
     # Squared loss: keep in-bound predictions near the target range (inactive for sensible
     # fits; stops noise-driven drift). See dp_sklearn._sets.bounded_domain.
-    if public.loss.name == "squared":
-        constraint = bounded_domain(constraint, "squared", public.x_norm)
+    constraint = bounded_domain(constraint, public.loss, public.x_norm)
     C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
-    eta = 1.0 / (public.loss.curvature * public.x_norm**2 + l2_reg)
+    eta = 1.0 / (public.loss.step_curvature * public.x_norm**2 + l2_reg)  # utility only: clipping gives privacy
     T = int(max_iter) if max_iter is not None else default_n_iter(
         n, epsilon, delta, radius=prior_radius(public, constraint, l2_reg), step_size=eta, clip_norm=C,
         curvature_share=curvature_share(public.loss))
@@ -145,13 +145,14 @@ def run_noisy_gd(problem, plan, rng):
     for t in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
                                    sampling_rate=q, gram=gram)
-        theta = constraint.project(theta - info["step_size"] * g)
+        theta = constraint.prox(theta - info["step_size"] * g, info["step_size"])  # projection, or a penalty's prox
         if t >= start:
             avg += theta
     return avg / (T - start)
 
 
-@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2"))
+@register("noisy_gd", plan=plan_noisy_gd, pure_dp=False, constraints=("none", "l1", "l2", "l1_penalty"),
+          requires=("smooth",))
 def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0, clip_norm=None,
              accounting="tight", batch_size=None, plan=None):
     """theta_{t+1} = P_C(theta_t - eta (g_t + l2_reg theta_t)), g_t = (clipped sum + N(0, sigma^2 I)) / m.
@@ -160,8 +161,9 @@ def noisy_gd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=
     ----------
     problem : Problem
         Normalized data.
-    constraint : Unconstrained, L1Ball or L2Ball
-        Feasible set (projection ``P_C``).
+    constraint : Unconstrained, L1Ball, L2Ball or L1Penalty
+        Feasible set (projection ``P_C``), or an l1 penalty applied by its proximal map
+        (soft thresholding after each noisy step: proximal noisy GD, post-processing).
     epsilon, delta : float
         Target guarantee.
     rng : numpy.random.Generator

@@ -85,9 +85,7 @@ TIGHT_RADIUS_SCALE = 4.0
 
 def _zeta(problem, constraint):
     loss = problem.loss
-    if loss.name == "squared":
-        return problem.x_norm * loss.derivative_bound(problem.x_norm * constraint.l2_radius())
-    return problem.x_norm * loss.derivative_bound()
+    return problem.x_norm * loss.derivative_bound(problem.x_norm * constraint.l2_radius())
 
 
 def _paper_noise(public, zeta, lam_hess, eps1, delta1, coef_radius, delta):
@@ -144,8 +142,8 @@ def plan_objective_perturbation(public, constraint, *, epsilon, delta, tol=1e-8,
         raise ValueError(f"accounting must be 'tight' or 'paper', got {accounting!r}.")
     loss = public.loss
     coef_radius = loss.prior_coef_norm if coef_radius is None else float(coef_radius)
-    if loss.name == "squared":  # its gradient is unbounded on R^d: a ball of radius coef_radius
-        constraint = bounded_domain(constraint, "squared", public.x_norm, radius=coef_radius)
+    if loss.needs_bounded_domain:  # its gradient is unbounded on R^d: a ball of radius coef_radius
+        constraint = bounded_domain(constraint, loss, public.x_norm, radius=coef_radius)
     dim = public.dim
     eps1, eps2 = (1 - AMP_SHARE) * epsilon, AMP_SHARE * epsilon
     delta1, delta2 = (1 - AMP_SHARE) * delta, AMP_SHARE * delta
@@ -185,7 +183,7 @@ def run_objective_perturbation(problem, plan, rng):
     return coef
 
 
-@register("objective_perturbation", plan=plan_objective_perturbation, pure_dp=True, constraints=("none", "l2"))
+@register("objective_perturbation", plan=plan_objective_perturbation, pure_dp=True, constraints=("none", "l2"), requires=("smooth", "twice_differentiable"))
 def objective_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l2_reg=0.0, coef_radius=None,
                            accounting="paper", plan=None):
     """argmin_C mean loss + (l2_reg/2)||theta||^2 + (Delta/2n)||theta||^2 + <b, theta>/n, plus AMP noise.

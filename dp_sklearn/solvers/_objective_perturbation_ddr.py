@@ -60,6 +60,7 @@ import scipy.sparse as sp
 from scipy.stats import norm
 
 from .._accounting import EpsilonDeltaDpEvent
+from .._losses import check_attrs
 from .._sets import Unconstrained, bounded_domain
 from ._base import Plan, register
 from ._common import check_gram_dim
@@ -88,11 +89,10 @@ def plan_objective_perturbation_ddr(public, constraint, *, epsilon, delta, l2_re
     if not isinstance(constraint, Unconstrained):
         raise TypeError(f"solver 'objective_perturbation_ddr' fits the penalized objective only, "
                         f"got {type(constraint).__name__}.")
-    if public.loss.name != "squared":
-        raise TypeError(f"solver 'objective_perturbation_ddr' supports the squared loss only, got {public.loss.name!r}.")
+    check_attrs(public.loss, ("gram_path",), "objective_perturbation_ddr")
     check_gram_dim(public.dim, "objective_perturbation_ddr")
     radius = public.loss.prior_coef_norm if coef_radius is None else float(coef_radius)
-    ball = bounded_domain(constraint, "squared", public.x_norm, radius=radius)
+    ball = bounded_domain(constraint, public.loss, public.x_norm, radius=radius)
     eps_j = JACOBIAN_SHARE * float(epsilon)
     big_delta = public.x_norm**2 / eps_j
     sigma, zeta = ddr_sigma(public.x_norm, radius, float(epsilon), float(delta), eps_j)
@@ -128,8 +128,7 @@ def run_objective_perturbation_ddr(problem, plan, rng):
     return U @ _ball_quadratic_min(h, r, plan.constraint.l2_radius())
 
 
-@register("objective_perturbation_ddr", plan=plan_objective_perturbation_ddr, pure_dp=False, constraints=("none",),
-          losses=("squared",))
+@register("objective_perturbation_ddr", plan=plan_objective_perturbation_ddr, pure_dp=False, constraints=("none",), requires=("gram_path",))
 def objective_perturbation_ddr(problem, constraint, *, epsilon, delta, rng, l2_reg=0.0, coef_radius=None, plan=None):
     """Objective perturbation with data-dependent regularization (Thakurta 2013, Algorithm 4.2).
 

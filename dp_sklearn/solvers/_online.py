@@ -215,7 +215,7 @@ def _implicit_step(plan, loss, x, y, x_norm, v, pos):
     The minimizer is (v - eta d x) / (1 + eta Psi), where d = phi_C'(s) is the clipped
     derivative at s = <x, theta>, i.e. the fixed point d = phi_C'(s(d)) with
     s(d) = (<x, v> - eta ||x||^2 d) / (1 + eta Psi). For the (clipped) squared loss it is
-    closed form. For the logistic loss d lies in [-m, m], m = min(c / ||x||, sup |phi'|), and
+    closed form (the loss's ``implicit_margin``). Otherwise d lies in [-m, m], m = min(c / ||x||, sup |phi'|), and
     g(d) = d - phi_C'(s(d)) is increasing; the step is total (defined for every finite input):
     if g(-m) >= 0 or g(m) <= 0 the derivative is saturated and d = -m or m in closed form
     (this is the case c < ||x|| with |phi'(s)| >= c / ||x|| at the solution); otherwise
@@ -231,9 +231,9 @@ def _implicit_step(plan, loss, x, y, x_norm, v, pos):
     xv = float(np.asarray(x @ v).ravel()[0])
     bound = plan.clip_norm / x_norm  # phi_C' = clamp(phi', -bound, bound)
     w = eta * x_norm**2
-    if loss.name == "squared":
-        s = (xv + w * y) / (k + w)
-        d = float(np.clip(s - y, -bound, bound))
+    s = loss.implicit_margin(xv, y, k, w, bound)  # the loss's closed form, if it has one
+    if s is not None:
+        d = _clamped_dphi(loss, s, y, bound)
     else:
         m = min(bound, loss.derivative_bound())
 

@@ -27,10 +27,8 @@ def _lipschitz(problem, lam):
     F(0) <= 1/2 for the squared loss (|y| <= 1), log 2 (logistic), log K (multinomial).
     """
     loss = problem.loss
-    if loss.name == "squared":
-        radius = 1.0 / math.sqrt(lam)
-        return problem.x_norm * loss.derivative_bound(problem.x_norm * radius)
-    return problem.x_norm * loss.derivative_bound()
+    radius = math.sqrt(2.0 * loss.value_at_zero / lam)  # = 1 / sqrt(lam) for the squared loss
+    return problem.x_norm * loss.derivative_bound(problem.x_norm * radius)
 
 
 def default_strong_convexity(problem, epsilon, delta, n_outputs_dim):
@@ -66,7 +64,7 @@ def plan_output_perturbation(public, constraint, *, epsilon, delta, tol=1e-8, l2
                  "tol": tol})
 
 
-@register("output_perturbation", plan=plan_output_perturbation, pure_dp=True, constraints=("none",))
+@register("output_perturbation", plan=plan_output_perturbation, pure_dp=True, constraints=("none",), requires=("value_at_zero",))
 def output_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l2_reg=0.0, plan=None):
     """Release argmin F + noise with l2 sensitivity 2G/(n Lambda) + 2 tol/Lambda.
 

@@ -44,6 +44,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._losses import check_attrs
 from .._sets import Unconstrained
 from ._base import Plan, register
 from ._common import check_gram_dim, gaussian_steps_plan
@@ -60,8 +61,7 @@ def plan_ssp(public, constraint, *, epsilon, delta, l2_reg=0.0):
     """Noise scales of the three releases of :func:`ssp` (public values only)."""
     if not isinstance(constraint, Unconstrained):
         raise TypeError(f"solver 'ssp' fits the penalized objective only, got {type(constraint).__name__}.")
-    if public.loss.name != "squared":
-        raise TypeError(f"solver 'ssp' supports the squared loss only, got {public.loss.name!r}.")
+    check_attrs(public.loss, ("gram_path",), "ssp")
     check_gram_dim(public.dim, "ssp")
     z, event, eps_out = gaussian_steps_plan(epsilon, delta, 3)
     B, d = public.x_norm, public.dim
@@ -96,7 +96,7 @@ def run_ssp(problem, plan, rng):
         return scipy.linalg.lstsq(gram, xty)[0]
 
 
-@register("ssp", plan=plan_ssp, pure_dp=False, constraints=("none",), losses=("squared",))
+@register("ssp", plan=plan_ssp, pure_dp=False, constraints=("none",), requires=("gram_path",))
 def ssp(problem, constraint, *, epsilon, delta, rng, l2_reg=0.0, plan=None):
     """Sufficient-statistics perturbation (AdaSSP, Wang 2018, Algorithm 2); see the module docstring.
 

@@ -143,7 +143,7 @@ def run_two_stage(problem, plan, rng):
     return coef
 
 
-@register("two_stage", plan=plan_two_stage, pure_dp=True, constraints=("l0",), losses=("squared", "logistic"))
+@register("two_stage", plan=plan_two_stage, pure_dp=True, constraints=("l0",), requires=("smooth", "single_output"))
 def two_stage(problem, constraint, *, epsilon, delta, rng, accounting="tight", tol=1e-8, l2_reg=0.0,
               selection_share=SELECTION_SHARE, coef_radius=None, plan=None):
     """Private top-s support selection, then objective perturbation on the support.

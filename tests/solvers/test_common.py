@@ -18,6 +18,7 @@ from dp_accounting import dp_event
 
 from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge, DPSparseLinearRegression, DPSparseLogisticRegression
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier
+from dp_sklearn._losses import LOSSES, PROPERTIES
 from dp_sklearn._data import Problem
 from dp_sklearn._sets import L1Ball, L2Ball, Unconstrained
 from dp_sklearn.composition import epsilon_of_event
@@ -40,7 +41,7 @@ def _constraint(spec):
 
 
 def _squared(spec):
-    if "squared" not in spec.losses:
+    if not spec.serves_loss("squared"):
         pytest.skip(f"{spec.name} does not fit the squared loss")
     return spec
 
@@ -68,8 +69,10 @@ ALWAYS_PURE = {"exponential_sampling", "localization"}
 def test_declarations(name):
     spec = SOLVERS[name]
     assert spec.name == name and isinstance(spec.pure_dp, bool)
-    assert set(spec.constraints) <= {"none", "l1", "l2", "l0"} and spec.constraints
-    assert set(spec.losses) <= {"squared", "logistic", "multinomial"} and spec.losses
+    assert set(spec.constraints) <= {"none", "l1", "l2", "l0", "l1_penalty"} and spec.constraints
+    assert spec.losses is None or set(spec.losses) <= set(LOSSES)
+    assert set(spec.requires) <= set(PROPERTIES)
+    assert any(spec.serves_loss(loss) for loss in LOSSES)  # declared requirements some loss meets
     plan_params = inspect.signature(spec.plan).parameters
     assert list(plan_params)[:2] == ["public", "constraint"]
     assert all(plan_params[p].kind == inspect.Parameter.KEYWORD_ONLY for p in ("epsilon", "delta", *spec.params))

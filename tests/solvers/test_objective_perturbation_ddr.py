@@ -12,7 +12,7 @@ from sklearn.metrics import r2_score
 
 import dp_sklearn.solvers._objective_perturbation_ddr as ddr_mod
 from dp_sklearn import DPRidge
-from dp_sklearn._losses import SquaredLoss
+from dp_sklearn._losses import LOSSES, SquaredLoss
 from dp_sklearn._sets import L1Ball, Unconstrained
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 from dp_sklearn.ledger import compose_epsilon
@@ -28,7 +28,8 @@ def _plan(epsilon=EPS, delta=DELTA, x_norm=math.sqrt(2)):
 
 def test_registered_for_ridge_only():
     assert "objective_perturbation_ddr" in DPRidge()._allowed_solvers()
-    assert SOLVERS["objective_perturbation_ddr"].losses == ("squared",)
+    spec = SOLVERS["objective_perturbation_ddr"]
+    assert [loss for loss in LOSSES if spec.serves_loss(loss)] == ["squared"]  # from its requirement gram_path
     with pytest.raises(TypeError, match="penalized"):
         ddr_mod.plan_objective_perturbation_ddr(PublicProblem(10, 2, 1.0, 1.0, SquaredLoss()), L1Ball(1.0),
                                                 epsilon=EPS, delta=DELTA)

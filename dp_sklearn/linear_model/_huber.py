@@ -1,0 +1,243 @@
+"""DPHuberRegressor: private robust regression with the Huber loss (no target bound)."""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._constraints import Interval
+from .._losses._huber import HuberLoss
+from ._auto import MAD_WIDTH
+from ._base import BATCH_SIZE, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase, solvers_for
+from ._dask_predict import blockwise_on_dask
+
+__all__ = ["DPHuberRegressor"]
+
+#: scikit-learn's default Huber threshold, in units of the residual scale
+AUTO_THRESHOLD = 1.35
+#: MAD of a normal distribution times this is its standard deviation (1 / Phi^-1(3/4))
+MAD_TO_SIGMA = 1.4826
+
+
+class DPHuberRegressor(RegressorMixin, _DPLinearBase):
+    """Differentially private Huber regression: a robust linear model with no target bound.
+
+    Minimizes ``sum_i H_t(y_i - <x_i, w> - b) + alpha ||w||^2`` on rows clipped to
+    ``data_norm``, with ``H_t(r) = r^2 / 2`` for ``|r| <= t`` and ``t |r| - t^2 / 2``
+    beyond (Huber 1964) and ``t = huber_threshold``. The loss is Lipschitz in the
+    residual (``|H_t'| <= t``), so every record's gradient is bounded by ``t`` times its
+    row norm whatever its target: unlike :class:`DPRidge`, no public range of y is
+    needed and targets are never clipped. In normalized units (X / data_norm with a
+    constant intercept column, y / t) the intercept is penalized like the other
+    coefficients. The privacy contract is described in ``docs/privacy.md``.
+
+    scikit-learn's :class:`~sklearn.linear_model.HuberRegressor` calls the threshold
+    ``epsilon`` (in units of a scale it estimates jointly); here ``epsilon`` is the
+    privacy parameter and the threshold is ``huber_threshold``, in units of y. With
+    scikit-learn's fitted ``scale_``, ``huber_threshold = epsilon * scale_`` and
+    ``alpha = alpha_sklearn * scale_ / 2`` give the same minimizer.
+
+    Parameters
+    ----------
+    huber_threshold : float or "auto", default="auto"
+        The Huber threshold t (> 0), in units of y: residuals beyond it are penalized
+        linearly. A float is a public choice (a scale of the residuals one expects; a
+        wrong value costs efficiency, never privacy), and the targets are used as they
+        are. ``"auto"``: a private median ``m`` and median absolute deviation of y
+        (the two exponential-mechanism medians of ``bounds_y="auto"``, 20% of
+        epsilon, ``dp_sklearn.linear_model._auto.private_bounds_y``); the targets
+        are centred on ``m`` (a release, not a bound: nothing is clipped) and
+        ``t = 1.35 * 1.4826 * MAD``, scikit-learn's default threshold 1.35 in units of
+        the normal-consistent MAD. Released as ``center_`` and ``huber_threshold_``.
+    alpha : float, default=1e-4
+        l2 penalty (>= 0) on ``w``, in the units of the objective above.
+    epsilon : float, default=1.0
+        Privacy loss bound in nats, in (0, 1e100] or ``numpy.inf`` (the non-private
+        minimizer of the same objective).
+    delta : float, default=1e-5
+        Probability in [0, 1) that the epsilon bound fails; much smaller than 1/n_samples.
+    data_norm : float, "auto" or None, default=None
+        Public bound on the l2 norm of a row of X, in the units of X, in
+        [1e-100, 1e100]; rows beyond it are clipped. ``None`` uses sqrt(n_features)
+        (standardized features). ``"auto"``: a private median of the row norms (10% of
+        epsilon), released as ``data_norm_``.
+    solver : str, default="noisy_gd"
+        A registered solver that fits a penalized objective and whose requirements the
+        Huber loss meets (``"noisy_gd"``, BST 2014 Algorithm 1, and solvers registered
+        later). Objective perturbation needs a twice-differentiable loss and is refused.
+    fit_intercept : bool, default=True
+        Whether to fit an intercept (a constant column of the normalized design).
+    max_iter : int, default=None
+        Iterations of iterative solvers; ``None`` uses a data-independent default.
+    tol : float, default=1e-8
+        Tolerance of the exact solver used at ``epsilon=inf``.
+    clip_norm : float, default=None
+        Per-example gradient clipping norm (normalized units); ``None`` uses half the
+        row bound.
+    accounting : {"tight", "paper"}, default="tight"
+        Calibrate with the accountant or with the paper's formula.
+    batch_size : int or "full", default=None
+        Poisson-sampled mini-batches of this expected size (see :class:`DPRidge`).
+    ledger : PrivacyLedger, default=None
+        Budget ledger this fit reports its event to; a fit whose planned event would
+        exceed its cap raises :class:`~dp_sklearn.BudgetExceededError` before any noise
+        is drawn.
+    random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
+        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+    verbose : int, default=0
+        Print the progress of the fit (never a data-dependent number). 0: silent.
+    report_clipping : bool, default=False
+        Release ``clipped_fraction_`` (the private fraction of rows beyond
+        ``data_norm_``) for 5% of ``epsilon`` (see :class:`DPRidge`).
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Released coefficients, in the units of X and y.
+    intercept_ : float
+        Released intercept (0.0 when ``fit_intercept=False``).
+    data_norm_ : float
+        The row bound used: ``data_norm`` (public) or its private estimate.
+    huber_threshold_ : float
+        The threshold used: ``huber_threshold`` or its private estimate.
+    center_ : float
+        The value subtracted from y: 0.0, or the private median with ``"auto"``.
+    clipped_fraction_ : dict of str to float
+        Only with ``report_clipping=True``: ``{"data_norm": ...}``.
+    dp_event_ : dp_accounting.DpEvent
+        What the fit released, for composition with other releases.
+    epsilon_ : float
+        The epsilon this fit spends.
+    delta_ : float
+        The delta this fit spends.
+    n_iter_ : int
+        Data-independent iteration count.
+    solver_ : str
+        The solver used.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
+        Names of features seen during fit, when X has string column names.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``: a hyperparameter out of range (named in the message), a solver
+        whose requirements the Huber loss does not meet, delta = 0 with a solver that
+        needs delta > 0, NaN or inf in X or y; raised before any budget is reserved.
+    BudgetExceededError
+        From ``fit``: the planned event would exceed ``ledger``'s cap (nothing is drawn).
+
+    See Also
+    --------
+    DPRidge : Private least squares (needs a public target range).
+    DPLinearRegression : Private ordinary least squares.
+
+    References
+    ----------
+    P. J. Huber, "Robust estimation of a location parameter", Ann. Math. Statist. 1964.
+    R. Bassily, A. Smith and A. Thakurta, "Private empirical risk minimization:
+    efficient algorithms and tight error bounds", FOCS 2014, Algorithm 1 (Lipschitz
+    losses: the sensitivity of a clipped gradient needs no bound on y).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from dp_sklearn import DPHuberRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> X = StandardScaler().fit_transform(X)
+    >>> model = DPHuberRegressor(random_state=0).fit(X, y)
+    >>> model.coef_.shape
+    (10,)
+    """
+
+    _y_validation = {"y_numeric": True, "multi_output": False}
+    _loss_names = ("huber",)
+
+    _parameter_constraints = {
+        **PRIVACY_CONSTRAINTS, **BATCH_SIZE,
+        "huber_threshold": [Interval(Real, 0, np.inf, closed="neither"), StrOptions({"auto"})],
+        "alpha": [Interval(Real, 0, np.inf, closed="left")],
+        "solver": [SolverOptions(("none",), _loss_names, exact=True)],
+    }
+
+    def __init__(self, huber_threshold="auto", *, alpha=1e-4, epsilon=1.0, delta=1e-5, data_norm=None,
+                 solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8, clip_norm=None, accounting="tight",
+                 batch_size=None, ledger=None, random_state=None, verbose=0, report_clipping=False):
+        self.huber_threshold = huber_threshold
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.delta = delta
+        self.data_norm = data_norm
+        self.solver = solver
+        self.fit_intercept = fit_intercept
+        self.max_iter = max_iter
+        self.tol = tol
+        self.clip_norm = clip_norm
+        self.accounting = accounting
+        self.batch_size = batch_size
+        self.ledger = ledger
+        self.random_state = random_state
+        self.verbose = verbose
+        self.report_clipping = report_clipping
+
+    def _allowed_solvers(self):
+        return solvers_for("none", self._loss_names, exact=True)
+
+    def _l2_reg(self, n_samples, data_norm):
+        # sum H_t + alpha ||w||^2 divided by n t^2, with w = t theta / data_norm
+        return 2.0 * self.alpha / (n_samples * data_norm**2)
+
+    def _check_model_params(self):
+        pass
+
+    def _encode_targets(self, y):
+        return y, HuberLoss()
+
+    def _auto_estimates(self):
+        # "auto": the private median and MAD of bounds_y="auto" (accounted in _auto_events)
+        return ("bounds_y",) * isinstance(self.huber_threshold, str) + super()._auto_estimates()
+
+    def _transform_targets(self, y, rng):
+        if isinstance(self.huber_threshold, str):
+            low, high = self.__dict__.pop("bounds_y_")  # median -+ MAD_WIDTH MADs, released by _draw_auto
+            center, mad = 0.5 * (low + high), (high - low) / (2.0 * MAD_WIDTH)
+            t = AUTO_THRESHOLD * MAD_TO_SIGMA * mad
+        else:
+            center, t = 0.0, float(self.huber_threshold)
+        self.center_, self.huber_threshold_ = float(center), float(t)
+        return (y - center) / t, (center, t)
+
+    def _set_coef(self, coef, intercept, target_map):
+        center, t = target_map
+        self.coef_ = t * coef[:, 0]
+        self.intercept_ = float(center + t * intercept[0]) if self.fit_intercept else float(center)
+
+    @blockwise_on_dask
+    def predict(self, X):
+        """Predict with the released linear model.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array or dask DataFrame} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray or dask.array.Array of shape (n_samples,)
+            Predictions, in the units of y.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
+        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -1,0 +1,138 @@
+"""class_weight on DPLogisticRegression (dp_sklearn/linear_model/_class_weight.py, dp_sklearn/_losses/_weighted.py)."""
+
+import numpy as np
+import pytest
+from sklearn import config_context
+from sklearn.datasets import load_breast_cancer, make_classification
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import recall_score
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.class_weight import compute_class_weight
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import dp_sklearn.linear_model._class_weight as cw_mod
+import dp_sklearn.solvers._common as common_mod
+from dp_sklearn import DPLogisticRegression, PrivacyLedger
+from dp_sklearn._losses import LogisticLoss
+from dp_sklearn._losses._weighted import WeightedLoss
+from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
+from dp_sklearn.ledger import compose_epsilon
+
+EPS, DELTA = 1.0, 1e-5
+
+
+#: the one check that cannot hold: it compares class_weight="balanced" with the dict of the exact
+#: balanced weights, but the private fit's weights come from noisy counts (and the counts' release
+#: takes a share of epsilon), so the two fits differ by design
+NOISY_BALANCED = {"check_class_weight_balanced_linear_classifier": "balanced weights come from private counts"}
+
+
+@parametrize_with_checks([DPLogisticRegression(class_weight="balanced", random_state=0),
+                          DPLogisticRegression(class_weight={0: 2.0, 1: 1.0}, random_state=0)],
+                         expected_failed_checks=lambda est: NOISY_BALANCED)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+def test_weighted_loss_scales_the_base_and_its_bounds():
+    loss = WeightedLoss(LogisticLoss(), 4.0, mean_weight=1.0)
+    z, labels, w = np.array([0.5, -1.0]), np.array([1.0, -1.0]), np.array([2.0, 0.5])
+    y = WeightedLoss.attach(labels, w)
+    np.testing.assert_allclose(loss.dphi(z, y), w * LogisticLoss().dphi(z, labels))
+    assert loss.lipschitz == 4.0 and loss.curvature == 1.0 and loss.step_curvature == 0.25
+    assert "bounded_value" not in loss.properties()  # the exact samplers do not serve it
+
+
+@pytest.mark.parametrize("class_weight", [{0: 3.0, 1: 0.5}, "balanced"])
+def test_epsilon_inf_is_sklearn(breast_cancer, class_weight):
+    """Without an intercept (ours is penalized in normalized units) the fit is scikit-learn's to 1e-4."""
+    X, y = breast_cancer
+    B = 1.01 * np.linalg.norm(X, axis=1).max()
+    sk_cw = class_weight if isinstance(class_weight, dict) else dict(
+        zip([0, 1], compute_class_weight("balanced", classes=np.array([0, 1]), y=y)))
+    sk = LogisticRegression(C=1.0, class_weight=sk_cw, fit_intercept=False, tol=1e-12, max_iter=10000).fit(X, y)
+    m = DPLogisticRegression(class_weight=class_weight, fit_intercept=False, epsilon=np.inf, data_norm=B).fit(X, y)
+    np.testing.assert_allclose(m.coef_, sk.coef_, rtol=1e-4, atol=1e-4 * np.abs(sk.coef_).max())
+    np.testing.assert_allclose(m.class_weight_, [sk_cw[0], sk_cw[1]])
+
+
+def test_balanced_counts_are_a_release_in_dp_event(breast_cancer):
+    X, y = breast_cancer
+    m = DPLogisticRegression(class_weight="balanced", epsilon=EPS, delta=DELTA, random_state=0).fit(X, y)
+    laplace, gd = m.dp_event_.events
+    assert laplace.noise_multiplier == pytest.approx(1.0 / (cw_mod.CLASS_WEIGHT_SHARE * EPS))
+    assert compose_epsilon([m.dp_event_], DELTA) <= EPS * (1 + 2e-3)
+    assert m.epsilon_ == EPS and m.class_weight_.shape == (2,)
+    # calibration: the released counts n / (K w) have Laplace noise of scale 2 / (share * epsilon)
+    counts = np.array([[len(y) / (2 * w) for w in DPLogisticRegression(class_weight="balanced", epsilon=EPS,
+                                                                         random_state=s, max_iter=10).fit(X, y)
+                        .class_weight_] for s in range(300)])
+    scale = 2.0 / (cw_mod.CLASS_WEIGHT_SHARE * EPS)
+    assert np.std(counts[:, 0]) == pytest.approx(np.sqrt(2) * scale, rel=0.15)
+    assert np.mean(counts[:, 0]) == pytest.approx(np.sum(y == 0), abs=4 * scale / np.sqrt(300) * 1.5)
+
+
+def test_dict_weights_release_nothing_more(breast_cancer):
+    X, y = breast_cancer
+    m = DPLogisticRegression(class_weight={0: 2.0, 1: 1.0}, epsilon=EPS, delta=DELTA, random_state=0).fit(X, y)
+    assert m.dp_event_.count == m.n_iter_  # only the solver's event
+
+
+@pytest.mark.parametrize("bad", [{0: -1.0}, {0: np.nan}, {0: True}, {}, "auto"])
+def test_bad_class_weight_refused_before_reservation(breast_cancer, bad):
+    X, y = breast_cancer
+    ledger = PrivacyLedger(max_epsilon=10.0)
+    with pytest.raises(ValueError, match="class_weight"):
+        DPLogisticRegression(class_weight=bad, ledger=ledger).fit(X, y)
+    assert ledger.records == [] and ledger.pending == []
+    ledger.delete()
+
+
+def test_balanced_raises_minority_recall():
+    X, y = make_classification(4000, 10, weights=[0.95], random_state=0, flip_y=0.01)
+    X = StandardScaler().fit_transform(X)
+    recall = {cw: np.mean([recall_score(y[3000:], DPLogisticRegression(class_weight=cw, epsilon=1.0, random_state=s)
+                                        .fit(X[:3000], y[:3000]).predict(X[3000:])) for s in range(5)])
+              for cw in (None, "balanced")}
+    assert recall["balanced"] > recall[None] + 0.05, recall
+
+
+def _fit(X, y, rng):
+    with config_context(skip_parameter_validation=True):  # the audit times the mechanism only
+        return DPLogisticRegression(class_weight="balanced", epsilon=EPS, delta=DELTA, data_norm=1.0,
+                                    fit_intercept=False, random_state=rng, max_iter=20).fit(X, y)
+
+
+def _coef(X, y, rng):
+    return np.ravel(_fit(X, y, rng).coef_)
+
+
+def _weights(X, y, rng):
+    return _fit(X, y, rng).class_weight_
+
+
+def test_audit_and_negative_controls(monkeypatch):
+    D, D_prime = glm_worst_case_pair(n=10, n_features=2, kind="classification", data_norm=1.0)
+    # the differing record changes class: y = 1 in D and 0 in D' moves one count each way
+    # (the coefficients are audited on the pair as built: x = +e1 / -e1 with the same label pulls them apart)
+    Xp, yp = D_prime
+    yp = yp.copy()
+    yp[-1] = 0
+    W_prime = (Xp, yp)
+    for mech, pair, seed in ((_coef, D_prime, 0), (_weights, W_prime, 3)):
+        res = audit_epsilon(mech, D, pair, n_samples=1000, delta=DELTA, random_state=seed)
+        assert res.epsilon_lower <= EPS, res
+    monkeypatch.setattr(cw_mod, "CLASS_WEIGHT_SHARE", 50.0)  # the counts' noise 1000 x too small
+    bad = audit_epsilon(_weights, D, W_prime, n_samples=1000, delta=DELTA, random_state=1)
+    assert bad.epsilon_lower > EPS, bad
+    monkeypatch.setattr(cw_mod, "CLASS_WEIGHT_SHARE", 0.05)
+    real = common_mod.composed_gaussian_noise_multiplier
+    monkeypatch.setattr(common_mod, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 10)
+    bad2 = audit_epsilon(_coef, D, D_prime, n_samples=1000, delta=DELTA, random_state=2)
+    assert bad2.epsilon_lower > EPS, bad2
