@@ -59,15 +59,18 @@ def test_epsilon_inf_is_sklearn_huber_at_its_scale(diabetes, alpha):
 
 
 def test_calibration(diabetes):
-    """dp_event_: 20% of epsilon on the private median and MAD, the rest on noisy GD whose noise
-    is the composed Gaussian of T steps with replace-one sensitivity 2 C (closed form)."""
+    """dp_event_: the share of bounds_y="auto"'s plan on the private median and range, the rest on
+    noisy GD whose noise is the composed Gaussian of T steps with replace-one sensitivity 2 C."""
+    from dp_sklearn.linear_model._auto import bounds_y_plan
+
     X, y = diabetes
     m = DPHuberRegressor(epsilon=EPS, delta=DELTA, random_state=0).fit(X, y)
     auto, gd = m.dp_event_.events
-    assert auto.epsilon == pytest.approx(0.2 * EPS) and auto.delta == 0.0
+    share = bounds_y_plan(EPS, X.shape[0]).share
+    assert auto.epsilon == pytest.approx(share * EPS) and auto.delta == 0.0
     T = gd.count
     assert T == m.n_iter_
-    z = composed_gaussian_noise_multiplier(0.8 * EPS, DELTA, T)
+    z = composed_gaussian_noise_multiplier((1.0 - share) * EPS, DELTA, T)
     assert gd.event.noise_multiplier == pytest.approx(z, rel=1e-6)
     assert compose_epsilon([m.dp_event_], DELTA) <= EPS * (1 + 2e-3)
     assert m.epsilon_ == EPS and m.huber_threshold_ > 0 and np.isfinite(m.center_)

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._constraints import Interval
 from .._losses._huber import HuberLoss
-from ._auto import MAD_WIDTH
+from ._auto import COVER_Z, bounds_y_plan
 from ._base import BATCH_SIZE, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase, solvers_for
 from ._dask_predict import blockwise_on_dask
 
@@ -19,8 +19,6 @@ __all__ = ["DPHuberRegressor"]
 
 #: scikit-learn's default Huber threshold, in units of the residual scale
 AUTO_THRESHOLD = 1.35
-#: MAD of a normal distribution times this is its standard deviation (1 / Phi^-1(3/4))
-MAD_TO_SIGMA = 1.4826
 
 
 class DPHuberRegressor(RegressorMixin, _DPLinearBase):
@@ -197,7 +195,13 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         pass
 
     def _encode_targets(self, y):
+        self._n_targets = int(y.shape[0])  # public: sets the share of the "auto" threshold
         return y, HuberLoss()
+
+    def _auto_share(self, name):
+        if name == "bounds_y":
+            return bounds_y_plan(self.epsilon, self._n_targets).share
+        return super()._auto_share(name)
 
     def _auto_estimates(self):
         # "auto": the private median and MAD of bounds_y="auto" (accounted in _auto_events)
@@ -205,9 +209,10 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
 
     def _transform_targets(self, y, rng):
         if isinstance(self.huber_threshold, str):
-            low, high = self.__dict__.pop("bounds_y_")  # median -+ MAD_WIDTH MADs, released by _draw_auto
-            center, mad = 0.5 * (low + high), (high - low) / (2.0 * MAD_WIDTH)
-            t = AUTO_THRESHOLD * MAD_TO_SIGMA * mad
+            low, high = self.__dict__.pop("bounds_y_")  # about m -+ COVER_Z scales, released by _draw_auto
+            center = self._y_center  # the released median
+            floor = max(1e-12, 1e-9 * abs(center))  # a range collapsed on the median (tiny epsilon n)
+            t = max(AUTO_THRESHOLD * (high - low) / (2.0 * COVER_Z), floor)
         else:
             center, t = 0.0, float(self.huber_threshold)
         self.center_, self.huber_threshold_ = float(center), float(t)
