@@ -84,7 +84,14 @@ LAYERS = {"solvers": 1, "linear_model": 2, "preprocessing": 2, "model_selection"
           "_private_pipeline": 4, "compose": 4, "demo": 6}
 
 
+#: modules whose layer is not their subpackage's: the estimator catalog reads the public
+#: namespace (every estimator, for the generated user-guide table)
+MODULE_LAYERS = {"dp_sklearn.linear_model._catalog": 6}
+
+
 def _layer(module):
+    if module in MODULE_LAYERS:
+        return MODULE_LAYERS[module]
     parts = module.split(".")
     if len(parts) == 1:  # the package's __init__: the public namespace re-exports everything
         return 5

@@ -124,13 +124,15 @@ class DPElasticNet(_DPRegressorBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_diabetes
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPElasticNet
-    >>> X, y = load_diabetes(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> model = DPElasticNet(alpha=0.1, bounds_y=(25, 346), random_state=0).fit(X, y)
-    >>> model.coef_.shape
+    >>> from dp_sklearn import DPElasticNet, DPStandardScaler, make_private_pipeline
+    >>> X, y = load_diabetes(return_X_y=True, scaled=False)
+    >>> model = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                               DPElasticNet(alpha=0.1, bounds_y=(25, 346), random_state=0),
+    ...                               epsilon=1.0).fit(X, y)
+    >>> model[-1].coef_.shape
     (10,)
     """
 

@@ -128,13 +128,14 @@ class DPLinearSVC(_DPClassifierBase):
 
     Examples
     --------
+    Scale the raw features privately too (see ``docs/privacy.md``):
+
     >>> from sklearn.datasets import load_breast_cancer
-    >>> from sklearn.preprocessing import StandardScaler
-    >>> from dp_sklearn import DPLinearSVC
+    >>> from dp_sklearn import DPLinearSVC, DPStandardScaler, make_private_pipeline
     >>> X, y = load_breast_cancer(return_X_y=True)
-    >>> X = StandardScaler().fit_transform(X)
-    >>> clf = DPLinearSVC(epsilon=1.0, random_state=0).fit(X, y)
-    >>> clf.coef_.shape
+    >>> clf = make_private_pipeline(DPStandardScaler(random_state=0),
+    ...                             DPLinearSVC(random_state=0), epsilon=1.0).fit(X, y)
+    >>> clf[-1].coef_.shape
     (1, 30)
     """
 
