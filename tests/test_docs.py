@@ -317,3 +317,23 @@ def test_getting_started_code_fits_its_block():
     assert blocks
     long = [line.strip() for block in blocks for line in block.splitlines() if len(line) - 3 > 79]
     assert not long, long
+
+
+# --------------------------------------------------------------------------- shared parameters
+def _batch_models():
+    """The public batch models (estimators with a solver; not the online models, scalers or search)."""
+    import dp_sklearn
+
+    return [getattr(dp_sklearn, n) for n in dp_sklearn.__all__
+            if inspect.isclass(getattr(dp_sklearn, n)) and hasattr(getattr(dp_sklearn, n), "_allowed_solvers")]
+
+
+@pytest.mark.parametrize("param", ["fit_intercept", "random_state", "ledger", "verbose"])
+def test_shared_parameters_are_described_once(param):
+    """A parameter several models share means the same thing on each: one description."""
+    pytest.importorskip("numpydoc")
+    from sklearn.utils._testing import assert_docstring_consistency
+
+    models = [m for m in _batch_models() if param in inspect.signature(m).parameters]
+    assert len(models) >= 5, models
+    assert_docstring_consistency(models, include_params=[param])

@@ -46,7 +46,10 @@ class DPLinearRegression(DPRidge):
         One of the registered solvers for the squared loss without a constraint (as
         :class:`DPRidge`); ``"ssp"`` is AdaSSP.
     fit_intercept : bool, default=True
-        Whether to fit an intercept (on a private mean of y, 10% of epsilon).
+        Whether to fit an intercept: a constant column of the normalized design, counted in
+        the row bound (``docs/privacy.md``, P3). Regressors centre the targets on a private
+        location of y first; the l0 models never threshold the intercept and it does not
+        count toward ``n_nonzero_coefs``.
     max_iter : int, default=None
         Iterations of iterative solvers; ``None`` uses a data-independent default.
     tol : float, default=1e-8
@@ -58,13 +61,19 @@ class DPLinearRegression(DPRidge):
     batch_size : int or "full", default=None
         Poisson-sampled mini-batches for the solvers that take it (see :class:`DPRidge`).
     ledger : PrivacyLedger, default=None
-        Budget ledger this fit reports its event to; a fit whose planned event would
-        exceed its cap raises :class:`~dp_sklearn.BudgetExceededError` before any noise
-        is drawn.
+        Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
+        processes). A fit whose planned event would exceed the ledger's cap raises
+        :class:`~dp_sklearn.BudgetExceededError` before any noise is drawn; a fit that fails
+        validation reserves nothing.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+        ``None`` draws fresh entropy from the operating system. With an int (or a seeded
+        generator) the published model carries the key to its own noise: do not publish
+        models fitted with a fixed seed (``docs/privacy.md``, P6).
     verbose : int, default=0
-        Print the progress of the fit (never a data-dependent number). 0: silent.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent; 1 one
+        line per phase of the fit (solver and its public number of steps, done); 2 or more
+        also "step t of T" of the iterative solvers (at most 8 lines a run). Elapsed time
+        and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_`` for 5% of ``epsilon`` (see :class:`DPRidge`).
 

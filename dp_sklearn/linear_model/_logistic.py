@@ -200,7 +200,10 @@ class DPLogisticRegression(_DPClassifierBase):
         most 2 coefficients (one feature with the intercept, binary labels) and raise a
         ``ValueError`` beyond.
     fit_intercept : bool, default=True
-        Whether to fit an intercept.
+        Whether to fit an intercept: a constant column of the normalized design, counted in
+        the row bound (``docs/privacy.md``, P3). Regressors centre the targets on a private
+        location of y first; the l0 models never threshold the intercept and it does not
+        count toward ``n_nonzero_coefs``.
     max_iter : int, default=None
         Iterations of iterative solvers; ``None`` uses a data-independent default.
     tol : float, default=1e-8
@@ -231,14 +234,19 @@ class DPLogisticRegression(_DPClassifierBase):
         curvature constants the mechanisms use; the clipping solvers clip each weighted
         per-example gradient. Not supported for dask input.
     ledger : PrivacyLedger, default=None
-        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+        Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
+        processes). A fit whose planned event would exceed the ledger's cap raises
+        :class:`~dp_sklearn.BudgetExceededError` before any noise is drawn; a fit that fails
+        validation reserves nothing.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+        ``None`` draws fresh entropy from the operating system. With an int (or a seeded
+        generator) the published model carries the key to its own noise: do not publish
+        models fitted with a fixed seed (``docs/privacy.md``, P6).
     verbose : int, default=0
-        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
-        1 one line per phase of the fit (solver and its public number of steps, done);
-        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
-        Elapsed time and public values only, never a data-dependent number.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent; 1 one
+        line per phase of the fit (solver and its public number of steps, done); 2 or more
+        also "step t of T" of the iterative solvers (at most 8 lines a run). Elapsed time
+        and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release a private estimate of the fraction of rows with norm above
         ``data_norm_`` (those clipped), as ``clipped_fraction_``: the count plus

@@ -72,8 +72,10 @@ class DPRidge(_DPRegressorBase):
         samplers) fit at most 2 coefficients (one feature with the intercept) and raise a
         ``ValueError`` beyond.
     fit_intercept : bool, default=True
-        Whether to fit an intercept. With an intercept, the targets are centered on a
-        private mean of y (Laplace mechanism, 10% of epsilon).
+        Whether to fit an intercept: a constant column of the normalized design, counted in
+        the row bound (``docs/privacy.md``, P3). Regressors centre the targets on a private
+        location of y first; the l0 models never threshold the intercept and it does not
+        count toward ``n_nonzero_coefs``.
     max_iter : int, default=None
         Iterations of iterative solvers; ``None`` uses a data-independent default.
     tol : float, default=1e-8
@@ -95,17 +97,19 @@ class DPRidge(_DPRegressorBase):
         ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
         batches: noisy_gd only (the other papers calibrate full batches).
     ledger : PrivacyLedger, default=None
-        Budget ledger this fit reports its event to; it survives ``clone`` and joblib
-        processes. A fit whose planned event would exceed the ledger's cap raises
-        before any noise is drawn; a fit that fails validation reserves nothing.
+        Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
+        processes). A fit whose planned event would exceed the ledger's cap raises
+        :class:`~dp_sklearn.BudgetExceededError` before any noise is drawn; a fit that fails
+        validation reserves nothing.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
-        ``None`` draws fresh OS entropy. With an int the published model carries the
-        key to its own noise: do not publish models fitted with a fixed seed.
+        ``None`` draws fresh entropy from the operating system. With an int (or a seeded
+        generator) the published model carries the key to its own noise: do not publish
+        models fitted with a fixed seed (``docs/privacy.md``, P6).
     verbose : int, default=0
-        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
-        1 one line per phase of the fit (solver and its public number of steps, done);
-        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
-        Elapsed time and public values only, never a data-dependent number.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent; 1 one
+        line per phase of the fit (solver and its public number of steps, done); 2 or more
+        also "step t of T" of the iterative solvers (at most 8 lines a run). Elapsed time
+        and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release a private estimate of how many records were clipped, as
         ``clipped_fraction_``: for ``data_norm`` and ``bounds_y``, the fraction of
@@ -259,7 +263,10 @@ class DPLasso(_DPRegressorBase):
         Algorithm 2), ``"noisy_gd"`` (BST Algorithm 1), ``"mirror_descent"`` (TTZ full
         version, Algorithm 1).
     fit_intercept : bool, default=True
-        Whether to fit an intercept (on a private mean of y, 10% of epsilon).
+        Whether to fit an intercept: a constant column of the normalized design, counted in
+        the row bound (``docs/privacy.md``, P3). Regressors centre the targets on a private
+        location of y first; the l0 models never threshold the intercept and it does not
+        count toward ``n_nonzero_coefs``.
     max_iter : int, default=None
         ``None``: T from TTZ Theorem 2.5 (frank_wolfe) or the solver's default.
     tol : float, default=1e-8
@@ -277,14 +284,19 @@ class DPLasso(_DPRegressorBase):
         ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
         batches: noisy_gd only (the other papers calibrate full batches).
     ledger : PrivacyLedger, default=None
-        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+        Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
+        processes). A fit whose planned event would exceed the ledger's cap raises
+        :class:`~dp_sklearn.BudgetExceededError` before any noise is drawn; a fit that fails
+        validation reserves nothing.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+        ``None`` draws fresh entropy from the operating system. With an int (or a seeded
+        generator) the published model carries the key to its own noise: do not publish
+        models fitted with a fixed seed (``docs/privacy.md``, P6).
     verbose : int, default=0
-        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
-        1 one line per phase of the fit (solver and its public number of steps, done);
-        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
-        Elapsed time and public values only, never a data-dependent number.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent; 1 one
+        line per phase of the fit (solver and its public number of steps, done); 2 or more
+        also "step t of T" of the iterative solvers (at most 8 lines a run). Elapsed time
+        and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_``, private fractions of the rows beyond
         ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of

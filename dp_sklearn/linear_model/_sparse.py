@@ -86,8 +86,10 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         (Thakurta 2013, Algorithm 6.2, with a practical selector); it also accepts
         ``delta=0``.
     fit_intercept : bool, default=True
-        The intercept is the last column of the normalized design; it is never
-        thresholded and does not count toward ``n_nonzero_coefs``.
+        Whether to fit an intercept: a constant column of the normalized design, counted in
+        the row bound (``docs/privacy.md``, P3). Regressors centre the targets on a private
+        location of y first; the l0 models never threshold the intercept and it does not
+        count toward ``n_nonzero_coefs``.
     max_iter : int, default=None
         Number of IGHT steps; ``None`` uses a data-independent default.
     tol : float, default=1e-8
@@ -102,14 +104,19 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         ``"tight"``: exact Gaussian composition; ``"paper"``: Wang & Gu's zCDP
         calibration for IGHT, basic composition for the two-stage selector.
     ledger : PrivacyLedger, default=None
-        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+        Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
+        processes). A fit whose planned event would exceed the ledger's cap raises
+        :class:`~dp_sklearn.BudgetExceededError` before any noise is drawn; a fit that fails
+        validation reserves nothing.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+        ``None`` draws fresh entropy from the operating system. With an int (or a seeded
+        generator) the published model carries the key to its own noise: do not publish
+        models fitted with a fixed seed (``docs/privacy.md``, P6).
     verbose : int, default=0
-        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
-        1 one line per phase of the fit (solver and its public number of steps, done);
-        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
-        Elapsed time and public values only, never a data-dependent number.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent; 1 one
+        line per phase of the fit (solver and its public number of steps, done); 2 or more
+        also "step t of T" of the iterative solvers (at most 8 lines a run). Elapsed time
+        and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_``, private fractions of the rows beyond
         ``data_norm_`` and the targets outside ``bounds_y_``, for 5% of
@@ -232,8 +239,10 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         DP iterative gradient hard thresholding, or private top-s selection followed
         by objective perturbation (see :class:`DPSparseLinearRegression`).
     fit_intercept : bool, default=True
-        The intercept is never thresholded and does not count toward
-        ``n_nonzero_coefs``.
+        Whether to fit an intercept: a constant column of the normalized design, counted in
+        the row bound (``docs/privacy.md``, P3). Regressors centre the targets on a private
+        location of y first; the l0 models never threshold the intercept and it does not
+        count toward ``n_nonzero_coefs``.
     max_iter : int, default=None
         Number of IGHT steps; ``None`` uses a data-independent default.
     tol : float, default=1e-8
@@ -248,14 +257,19 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
     ledger : PrivacyLedger, default=None
-        Budget ledger this fit reports its event to (see :class:`DPRidge`).
+        Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
+        processes). A fit whose planned event would exceed the ledger's cap raises
+        :class:`~dp_sklearn.BudgetExceededError` before any noise is drawn; a fit that fails
+        validation reserves nothing.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
-        ``None`` draws fresh OS entropy. Do not publish models fitted with a fixed seed.
+        ``None`` draws fresh entropy from the operating system. With an int (or a seeded
+        generator) the published model carries the key to its own noise: do not publish
+        models fitted with a fixed seed (``docs/privacy.md``, P6).
     verbose : int, default=0
-        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent;
-        1 one line per phase of the fit (solver and its public number of steps, done);
-        2 or more also "step t of T" of the iterative solvers (at most 8 lines a run).
-        Elapsed time and public values only, never a data-dependent number.
+        Progress lines on standard output, as scikit-learn's ``verbose``: 0 silent; 1 one
+        line per phase of the fit (solver and its public number of steps, done); 2 or more
+        also "step t of T" of the iterative solvers (at most 8 lines a run). Elapsed time
+        and public values only, never a data-dependent number.
     report_clipping : bool, default=False
         Release ``clipped_fraction_``, a private fraction of the rows beyond
         ``data_norm_``, for 5% of ``epsilon`` (see :class:`DPLogisticRegression`).
