@@ -84,7 +84,8 @@ def test_audit_passes_and_catches_undernoised(monkeypatch):
         return z / 10, event, eps
 
     monkeypatch.setattr(ssp_mod, "gaussian_steps_plan", undernoised)
-    bad = audit_epsilon(_mechanism, D, D_prime, n_samples=1000, delta=DELTA, random_state=1)
+    # 2000 runs, as test_ssp.py's control of the same release (1000 left it at 0.94 on some streams)
+    bad = audit_epsilon(_mechanism, D, D_prime, n_samples=2000, delta=DELTA, random_state=1)
     assert bad.epsilon_lower > EPS, bad
 
 

@@ -99,7 +99,11 @@ def test_peak_memory_on_a_large_sparse_problem():
     lambda: DPLogisticRegression(solver="mirror_descent", data_norm=3.0, max_iter=20, random_state=0),
 ], ids=["frank_wolfe", "noisy_gd", "mirror_descent"])
 def test_peak_memory_of_a_csr_fit_is_one_clipped_copy(make):
-    """Issue 11: a fit on CSR allocates at most 1.2 X.nbytes (the clipped copy; no CSC copy, no densifying)."""
+    """Issue 11: a fit on CSR allocates at most 1.25 X.nbytes (the clipped copy; no CSC copy, no densifying).
+
+    The margin over the clipped copy covers O(p) temporaries: the exact discrete samplers of
+    the noise layer draw a p-vector per step by rejection in integer arrays (1.20-1.22 here).
+    """
     rng = np.random.default_rng(0)
     X = sp.random(20000, 50000, density=0.005, format="csr", random_state=rng)
     y = (rng.random(X.shape[0]) > 0.5).astype(int)
@@ -112,4 +116,4 @@ def test_peak_memory_of_a_csr_fit_is_one_clipped_copy(make):
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak <= 1.2 * nbytes, f"peak {peak / nbytes:.2f} x X.nbytes"  # frank_wolfe with a CSC copy: 2.07
+    assert peak <= 1.25 * nbytes, f"peak {peak / nbytes:.2f} x X.nbytes"  # frank_wolfe with a CSC copy: 2.07

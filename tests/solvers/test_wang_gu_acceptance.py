@@ -89,7 +89,10 @@ def test_frank_wolfe_tight_beats_paper_accounting(results, eps):
 
 
 def test_ight_recovers_the_support_at_eps_10(results):
-    assert results["rec10"] >= 8
+    # Mean support recovery over the 10 trials: 7.9, 8.0, 8.0 and 8.3 with four noise streams of
+    # the exact samplers (the trials' seed, + 1000, + 2000, + 3000): about 8 of 10, with a
+    # stream-to-stream spread of about 0.2, so 7.5 is the bound a correct calibration meets.
+    assert results["rec10"] >= 7.5
 
 
 # --- issue 13 item 5: what a correct calibration can reach (benchmarks/wang_gu_ight.py) --------------
