@@ -126,12 +126,36 @@ def test_sparse_input_matches_dense(name, problem):
     np.testing.assert_allclose(a.coef, b.coef, rtol=1e-8, atol=1e-12)
 
 
+#: the negative control runs each mechanism with its noise calibrated for this many times the
+#: claimed epsilon (measured: every registered mechanism is caught at 1000 runs, lower bounds
+#: 1.3 to 4.5; at 16 x, Frank-Wolfe, localization, objective perturbation and two-stage were not)
+UNDERNOISE = 100.0
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_every_mechanism_has_an_audited_test_file(name):
-    path = HERE / f"test_{name}.py"
-    assert path.exists(), f"{path} is missing"
-    text = path.read_text()
-    assert "audit" in text and "monkeypatch" in text, f"{path}: no audit with a negative control"
+def test_every_registered_mechanism_passes_an_audit_that_can_fail(name):
+    """Behaviour, for every mechanism in the registry (a new one is audited without a new test):
+    on the worst-case replace-one pair it passes the audit at its claimed epsilon, and the same
+    audit catches it when its noise is calibrated for ``UNDERNOISE`` times that epsilon."""
+    from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
+    from solver_helpers import make_problem
+
+    spec = _squared(SOLVERS[name])
+    constraint = _constraint(spec)
+    D, D_prime = glm_worst_case_pair(10, 2)
+
+    def mechanism(factor):
+        def run(X, y, rng):
+            return spec.func(make_problem(X, y), constraint, epsilon=EPS * factor, delta=DELTA, rng=rng).coef
+        return run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        calibrated = audit_epsilon(mechanism(1.0), D, D_prime, n_samples=1000, delta=DELTA, random_state=0)
+        undernoised = audit_epsilon(mechanism(UNDERNOISE), D, D_prime, n_samples=1000, delta=DELTA, random_state=1)
+    assert calibrated.epsilon_lower <= EPS, (name, calibrated)
+    assert undernoised.epsilon_lower > EPS, (name, undernoised)
 
 
 def test_registry_entries_geometry():
