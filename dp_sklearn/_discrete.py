@@ -48,7 +48,7 @@ def _bernoulli_exp_py(rng, num, den):
 _W = 2**62
 
 #: Relative error allowed, times (1 + x), for float64 ``exp(-x)`` of a float64 x = num / den
-#: in :func:`_enclosure`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
+#: in :func:`_scaled_exp`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
 #: are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
 #: numeric model (``docs/privacy.md``): a draw is decided in floating point only when
 #: this enclosure decides it; otherwise exactly (:class:`_LazyUniform`).
@@ -86,13 +86,22 @@ class _LazyUniform:
             digits += 20
 
 
-def _enclosure(x):
-    """Integer bounds lo <= 2**62 exp(-x) <= hi for a float64 array x >= 0 (see :data:`_EXP_MARGIN`)."""
-    e = np.exp(-x)
-    m = _EXP_MARGIN * (1.0 + x)
-    lo = np.floor(e * (1.0 - m) * _W).astype(_I64)
-    hi = np.minimum(np.ceil(e * (1.0 + m) * _W), 2.0**62 + 1).astype(_I64) + 1
-    return lo, hi
+def _scaled_exp(x, upper):
+    """floor(2**62 exp(-x) (1 - m)) (``upper=False``) or ceil(2**62 exp(-x) (1 + m)) (``upper=True``), float64.
+
+    ``x`` is a float64 array >= 0 (overwritten) and ``m = _EXP_MARGIN (1 + x)`` per entry
+    (:data:`_EXP_MARGIN`): a lower (resp. upper) bound of ``2**62 exp(-x)``. The bound is
+    integer valued, so comparing a 62-bit integer w rounded to float64 with it errs in the
+    safe direction only: round-to-nearest is monotone and the bound is representable, so
+    ``fl(w) < lo`` implies ``w < lo`` and ``fl(w) > hi`` implies ``w > hi``.
+    """
+    c = _EXP_MARGIN * _W
+    f = x * (c if upper else -c)
+    f += _W + c if upper else _W - c  # 2**62 (1 +- m)
+    np.negative(x, out=x)
+    np.exp(x, out=x)
+    x *= f
+    return np.ceil(x, out=x) if upper else np.floor(x, out=x)
 
 
 def _bernoulli_exp(rng, num, den):
@@ -106,11 +115,23 @@ def _bernoulli_exp(rng, num, den):
     one word per draw.
     """
     num = np.asarray(num, dtype=_I64)
-    lo, hi = _enclosure(num.astype(np.float64) / float(den))
-    w = rng.integers(0, _W, size=num.shape, dtype=_I64)
-    out = w < lo  # u < (w + 1) / 2**62 <= lo / 2**62 <= exp(-x)
-    for i in np.flatnonzero((w >= lo) & (w < hi)):  # undecided: exact
-        out.flat[i] = _LazyUniform(rng, w.flat[i], 62).below_exp(int(num.flat[i]), den)
+    return _bernoulli_exp_float(rng, num.astype(np.float64) / float(den), lambda i: (int(num.flat[i]), den))
+
+
+def _bernoulli_exp_float(rng, x, exact):
+    """Bernoulli(exp(-x_i)) for x_i = num_i / den_i, given x as float64 (relative error at most
+    ``3 * 2**-53``, the numeric model of :data:`_EXP_MARGIN`) and ``exact(i)`` -> (num_i, den_i)
+    as Python ints for the undecided entries (see :func:`_bernoulli_exp`). ``x`` is overwritten.
+    """
+    w = rng.integers(0, _W, size=x.shape, dtype=_I64)
+    wf = w.astype(np.float64)
+    hi = _scaled_exp(x.copy(), upper=True)
+    lo = _scaled_exp(x, upper=False)
+    out = wf < lo  # w + 1 <= lo: u < (w + 1) / 2**62 <= exp(-x)
+    undecided = ~out
+    undecided &= wf <= hi  # not (w > hi): u >= w / 2**62 >= exp(-x) is not shown
+    for i in np.flatnonzero(undecided):  # probability about 2**-44 exp(-x): exact
+        out.flat[i] = _LazyUniform(rng, w.flat[i], 62).below_exp(*exact(i))
     return out
 
 
@@ -137,27 +158,59 @@ def _geometric_exact(u, t, guess):
 def _geometric(rng, t, n):
     """n draws of G with P(G >= g) = exp(-g/t), by inversion of a lazily drawn uniform, exact.
 
-    G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits of u, kept when
-    the enclosures of exp(-g/t) and exp(-(g+1)/t) (:func:`_enclosure`) show that u lies
-    between them; otherwise (probability about 2**-44 x t) decided exactly by
-    :func:`_geometric_exact`.
+    G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits w of u, kept when
+    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_scaled_exp`, the enclosure of
+    :data:`_EXP_MARGIN`) show that u lies between them; otherwise (probability about
+    2**-44 x t) decided exactly by :func:`_geometric_exact`. Returned as integer-valued
+    float64 (exact: G < 2**53 for t < 2**40).
     """
     w = rng.integers(0, _W, size=n, dtype=_I64)
-    g = np.floor(-t * np.log((w.astype(np.float64) + 0.5) / _W)).astype(_I64)
-    lo_a, _ = _enclosure(g / t)
-    _, hi_b = _enclosure((g + 1) / t)
-    bad = np.flatnonzero(~((w < lo_a) & (w >= hi_b)))  # u < exp(-g/t) and u >= exp(-(g+1)/t)
-    for i in bad:
+    wf = w.astype(np.float64)
+    g = wf + 0.5
+    g *= 2.0**-62
+    np.log(g, out=g)
+    g *= -float(t)
+    np.floor(g, out=g)
+    np.maximum(g, 0.0, out=g)
+    lo_a = _scaled_exp(g / t, upper=False)  # u < exp(-g/t) when w + 1 <= lo_a
+    x = g + 1.0
+    x /= t
+    hi_b = _scaled_exp(x, upper=True)  # u >= exp(-(g+1)/t) when w > hi_b
+    ok = wf < lo_a
+    ok &= wf > hi_b
+    for i in np.flatnonzero(~ok):
         g[i] = _geometric_exact(_LazyUniform(rng, w[i], 62), t, g[i])
     return g
+
+
+def _bits(rng, n):
+    """n independent fair bits (bool), 62 from each drawn word."""
+    words = rng.integers(0, _W, size=-(-n // 62), dtype=_I64)
+    return ((words[:, None] >> np.arange(62, dtype=_I64)) & 1).astype(bool).ravel()[:n]
+
+
+def _signed(rng, mag):
+    """Attach independent uniform signs to magnitudes (a float64 array, overwritten); int64."""
+    np.negative(mag, out=mag, where=_bits(rng, mag.size))
+    return mag.astype(_I64)
+
+
+def _halve_zeros(rng, g, keep):
+    """Reject each zero of ``g`` with probability 1/2 (in ``keep``): |Y| of a discrete Laplace."""
+    zeros = np.flatnonzero(g == 0.0)
+    if zeros.size:
+        keep[zeros] &= _bits(rng, zeros.size)
+    return keep
 
 
 def discrete_laplace(rng, t, size):
     """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t).
 
-    A sign B and a magnitude G with P(G >= g) = exp(-g/t) (:func:`_geometric`); (B = 1,
-    G = 0) is rejected so that 0 is not counted twice (the construction of CKS 2020,
-    Algorithm 2, with the geometric drawn by exact inversion).
+    A magnitude G with P(G >= g) = exp(-g/t) (:func:`_geometric`), a zero kept with
+    probability 1/2 (so that 0 is not counted twice), then a uniform sign: the
+    construction of CKS 2020, Algorithm 2 (sign B and magnitude G, (B = 1, G = 0)
+    rejected), with the sign drawn for the accepted magnitudes only and the geometric
+    drawn by exact inversion.
 
     Parameters
     ----------
@@ -174,17 +227,22 @@ def discrete_laplace(rng, t, size):
     t = int(t)
 
     def propose(m):
-        batch = m + m // (2 * t) + 16  # rejection probability (1 - exp(-1/t)) / 2
-        g = _geometric(rng, t, batch)
-        neg = rng.integers(0, 2, size=batch, dtype=_I64) == 1
-        return np.where(neg, -g, g)[~(neg & (g == 0))]
+        g = _geometric(rng, t, m + m // t + 4 * _isqrt(m // t) + 16)  # P(G = 0) / 2 ~ 1 / (2t) rejected
+        return g[_halve_zeros(rng, g, np.ones(g.size, dtype=bool))]
 
-    return _fill(size, propose)
+    return _signed(rng, _fill(size, propose))
+
+
+def _isqrt(m):
+    return int(np.sqrt(m))
 
 
 def _fill(size, propose):
-    """``size`` accepted draws, ``propose(m)`` returning the accepted ones of a batch sized for m."""
-    out = np.empty(size, dtype=_I64)
+    """``size`` accepted draws, ``propose(m)`` returning the accepted ones of a batch sized for m.
+
+    The accepted draws of a batch are i.i.d. in their order, so the first ones are kept.
+    """
+    out = np.empty(size, dtype=np.float64)
     filled = 0
     while filled < size:
         y = propose(size - filled)[: size - filled]
@@ -193,16 +251,21 @@ def _fill(size, propose):
     return out
 
 
-#: |Y| below this keeps (|Y| - s)^2 within int64 in :func:`discrete_gaussian`.
-_SAFE_ABS = 2**31
+#: Proposals per output of :func:`discrete_gaussian` (t = s): the acceptance rate tends
+#: to exp(-1/2) sqrt(pi/2) ~ 0.760 for large s; the batch adds four standard deviations.
+_DG_RATE = 1.0 / 0.76
 
 
 def discrete_gaussian(rng, s, size):
     """Exact draws from the discrete Gaussian P(k) proportional to exp(-k^2 / (2 s^2)) (CKS 2020, Algorithm 3).
 
-    A discrete Laplace proposal of scale ``t = s`` accepted with probability
+    A discrete Laplace proposal Y of scale ``t = s`` accepted with probability
     ``exp(-(|Y| - s)^2 / (2 s^2))`` (the algorithm is exact for every t > 0; t = s keeps
-    every quantity an integer). Vectorized over draws, a loop over rejection rounds.
+    every quantity an integer). The acceptance depends on |Y| only, so the magnitudes
+    |Y| (:func:`_geometric`, a zero kept with probability 1/2) are proposed, accepted
+    and only then given uniform signs: the same distribution with fewer draws. Batch
+    rejection: candidates for all missing outputs at once, a new batch only for the
+    outputs still missing (usually none).
 
     Parameters
     ----------
@@ -220,16 +283,15 @@ def discrete_gaussian(rng, s, size):
     den = 2 * s * s
 
     def propose(m):
-        y = discrete_laplace(rng, s, (3 * m) // 2 + 16)  # acceptance ~ 0.75 for t = s
-        a = np.abs(y)
-        big = a >= _SAFE_ABS
-        dev = np.where(big, 0, a - s)
-        keep = _bernoulli_exp(rng, dev * dev, den)
-        for i in np.flatnonzero(big):  # probability exp(-2**10) per draw: exact, in Python ints
-            keep[i] = _bernoulli_exp_py(rng, (int(a[i]) - s) ** 2, den)
-        return y[keep]
+        g = _geometric(rng, s, int(m * _DG_RATE) + 4 * _isqrt(m) + 16)
+        x = g - s  # exact: integers below 2**53
+        x /= s
+        x *= x
+        x *= 0.5  # (|Y| - s)^2 / (2 s^2), relative error at most 3 * 2**-53
+        keep = _bernoulli_exp_float(rng, x, lambda i: ((int(g[i]) - s) ** 2, den))
+        return g[_halve_zeros(rng, g, keep)]
 
-    return _fill(size, propose)
+    return _signed(rng, _fill(size, propose))
 
 
 # ------------------------------------------------------------ cryptographic integers

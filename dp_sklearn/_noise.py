@@ -20,6 +20,8 @@ Gaussian or the scale ``b`` of the Laplace, in the units of the value):
   ``(rng, value, scale, sensitivity)``: the release ``value + noise``, exact on the grid
   (``sensitivity`` is the l2, resp. l1, sensitivity of ``value`` the event was planned
   with; the layer absorbs the grid's effect on it, see :func:`grid_scale`).
+* :func:`gaussian_stream` ``(rng, scale, sensitivity, size, count)``: ``count`` releases
+  of :func:`add_gaussian`, the noise of many drawn in one sampler call (iterative solvers).
 * :func:`gaussian` ``(rng, scale, size)`` and :func:`laplace` ``(rng, scale, size)``:
   noise alone, on the grid, for noise that enters an objective rather than a sum.
 * :func:`gumbel` ``(rng, size)``, :func:`exponential` ``(rng, size)`` and
@@ -44,6 +46,7 @@ import numpy as np
 from ._discrete import CryptoGenerator, discrete_gaussian, discrete_laplace
 
 __all__ = ["GRID_BITS", "grid", "grid_scale", "snap", "gaussian", "laplace", "add_gaussian", "add_laplace",
+           "gaussian_stream",
            "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
 
 #: The grid of a scale ``s`` is ``2 ** (floor(log2 s) - GRID_BITS)``: the noise is a
@@ -264,6 +267,86 @@ def add_laplace(rng, value, scale, sensitivity, norm=1):
     ``t`` grid steps is ``(shift / t)``-DP for an integer shift (CKS 2020, Section 2).
     """
     return _add(discrete_laplace, norm, rng, value, scale, sensitivity)
+
+
+class _Stream:
+    """``count`` releases ``value_t + noise_t`` of one planned shape, the noise drawn ahead (see :func:`gaussian_stream`)."""
+
+    def __init__(self, sampler, norm, rng, scale, sensitivity, size, count):
+        self._rng, self._sampler, self._size = rng, sampler, max(int(size), 1)
+        self._left = max(int(count), 1)
+        self._block, self._i = np.empty((0, self._size)), 0
+        self._none = float(scale) == 0.0  # no noise (epsilon = inf): the value itself
+        if not self._none:
+            self.gamma, self.steps = _grid_scale_cached(float(scale), float(sensitivity), self._size, norm)
+            self._refill()
+
+    def _refill(self):
+        rows = min(self._left, max(_STREAM_CHUNK // self._size, 1))
+        self._left = max(self._left - rows, 1)  # more releases than planned: further blocks
+        # integers below 2**53 in float64: exact
+        k = self._sampler(self._rng, self.steps, rows * self._size).astype(np.float64)
+        self._block, self._i = k.reshape(rows, self._size), 0
+
+    def add(self, value):
+        """The next release ``value + noise`` (same shape as the planned ``size`` entries).
+
+        Equal to :func:`add_gaussian` (resp. :func:`add_laplace`) with this stream's
+        arguments, as a function of the value and one fresh i.i.d. integer noise vector:
+        ``(rint(value / gamma) + k) * gamma``.
+        """
+        if self._none:
+            return np.array(value, dtype=np.float64)
+        if self._i == self._block.shape[0]:
+            self._refill()
+        k = self._block[self._i]
+        self._i += 1
+        out = np.asarray(value, dtype=np.float64) / self.gamma
+        np.rint(out, out=out)
+        out += k.reshape(out.shape)
+        out *= self.gamma
+        return out
+
+
+#: Noise entries a stream draws at once (int64 then float64: 512 KiB each); a fit's T x p
+#: draws are made in one sampler call when they fit, in blocks of this size otherwise.
+_STREAM_CHUNK = 2**16
+
+
+def gaussian_stream(rng, scale, sensitivity, size, count, norm=2):
+    """``count`` Gaussian releases of ``size`` entries each, their noise drawn ahead in blocks.
+
+    For iterative mechanisms (noisy gradient steps): ``stream.add(value)`` is the release
+    :func:`add_gaussian` ``(rng, value, scale, sensitivity, norm)`` would make, with the
+    discrete Gaussian noise of up to :data:`_STREAM_CHUNK` entries drawn in one sampler
+    call (when the stream is made, then whenever a block is used up). The noise is
+    independent of the data, so drawing it before the values exist changes nothing in
+    the distribution of the releases; the accounting is that of ``count`` calls of
+    :func:`add_gaussian`. Reproducible for an integer seed (the draws depend on ``rng``
+    and the arguments only); the order in which ``rng`` is used differs from ``count``
+    separate calls.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    scale : float
+        Planned standard deviation, >= 0 (0: ``add`` returns the value, no noise).
+    sensitivity : float
+        The sensitivity of each value the event was planned with, > 0.
+    size : int
+        Entries per release.
+    count : int
+        Planned number of releases (more are served, from further blocks).
+    norm : {2, 1, inf}, default=2
+        The norm of ``sensitivity``.
+
+    Returns
+    -------
+    stream
+        With ``add(value) -> ndarray of float64`` (``value`` of ``size`` entries) and the
+        grid ``gamma``.
+    """
+    return _Stream(discrete_gaussian, norm, rng, scale, sensitivity, size, count)
 
 
 # ------------------------------------------------------------- still floating point

@@ -146,9 +146,10 @@ def _old_mirror_descent(prob, plan, rng):
     """The loop before the speed work (concatenated entropic step)."""
     info, T, dim, R, eta = plan.info, plan.n_iter, prob.dim, plan.constraint.radius, plan.info["step_size"]
     log_w, theta, avg = np.full(2 * dim, -np.log(2 * dim)), np.zeros(dim), np.zeros(dim)
+    noise = _noise.gaussian_stream(rng, info["sigma"], info["clip_norm"], dim, T)  # the layer, T steps drawn ahead
     for _ in range(T):
         g = prob.loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, info["clip_norm"])
-        g = _noise.add_gaussian(rng, g, info["sigma"], info["clip_norm"]) / prob.n + info["l2_reg"] * theta
+        g = noise.add(g) / prob.n + info["l2_reg"] * theta
         log_w -= eta * R * np.concatenate([g, -g])
         log_w -= logsumexp(log_w)
         w = np.exp(log_w)

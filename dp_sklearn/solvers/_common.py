@@ -9,7 +9,7 @@
 * :func:`clipped_sum_source` -- the Gram matrix of the squared loss when no record
   can be clipped (one pass, then O(dim^2) per step), built once per fit;
 * :func:`noisy_clipped_gradient` -- one noisy clipped-gradient step (full batch or a
-  Poisson sample);
+  Poisson sample), with :func:`noise_stream`, the noise of all steps drawn ahead;
 * :func:`check_gaussian_delta` -- the ``delta > 0`` requirement of Gaussian noise.
 """
 
@@ -26,7 +26,7 @@ from .._gram import GramGradient, gram_applies
 from ._base import SOLVERS
 from .. import _noise
 
-__all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "poisson_sample",
+__all__ = ["CLIP_FRACTION", "default_clip_norm", "gaussian_steps_plan", "noisy_clipped_gradient", "noise_stream", "poisson_sample",
            "clipped_sum_source", "check_gaussian_delta", "default_sampling_rate", "sampling_rate",
            "gradient_steps_plan", "curvature_share", "SAMPLED_MULTIPLIER", "MIN_BATCH",
            "MAX_SAMPLED_RATE", "UNIFORMS_RATE", "MAX_GRAM_DIM", "check_gram_dim"]
@@ -264,7 +264,18 @@ def _sampled_clipped_sum(problem, theta, clip_norm, idx, block_entries=2**18):
     return g
 
 
-def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0, sampling_rate=1.0, gram=None):
+def noise_stream(rng, sigma, clip_norm, dim, n_steps):
+    """The Gaussian noise of ``n_steps`` calls of :func:`noisy_clipped_gradient` (``noise=``), drawn ahead.
+
+    :func:`dp_sklearn._noise.gaussian_stream` with the step's release (scale ``sigma``,
+    l2 sensitivity ``clip_norm`` as :func:`noisy_clipped_gradient` passes it, ``dim``
+    entries): the same releases and accounting as ``n_steps`` separate draws.
+    """
+    return _noise.gaussian_stream(rng, sigma, clip_norm, dim, n_steps)
+
+
+def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0, sampling_rate=1.0, gram=None,
+                           noise=None):
     """(sum_i clip(grad l(theta; x_i, y_i), C) + N(0, sigma^2 I)) / (q n) + l2_reg theta.
 
     The clipped sum has l2 sensitivity 2C under replace-one neighbours. With
@@ -273,6 +284,8 @@ def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0,
     size q n, so the step stays a post-processing of the noisy sum. ``gram`` (from
     :func:`clipped_sum_source`, full batches only) computes the same clipped sum as
     ``G theta - X^T y`` in O(dim^2): it is only built when no record can be clipped.
+    ``noise`` (:func:`noise_stream`, made once per fit) releases the sum as
+    :func:`dp_sklearn._noise.add_gaussian` would, its noise drawn ahead for all steps.
     """
     if gram is not None and sampling_rate == 1.0:
         g = gram.gradient_sum(theta)
@@ -284,7 +297,9 @@ def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0,
             g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm)
         else:
             g = np.zeros(theta.size)
-    if sigma > 0:
+    if noise is not None:
+        g = noise.add(g)
+    elif sigma > 0:
         g = _noise.add_gaussian(rng, g, sigma, clip_norm)
     g /= sampling_rate * problem.n
     if l2_reg:

@@ -51,7 +51,7 @@ from .._progress import steps
 from .._sets import L2Ball
 from ._base import Plan, register
 from ._common import (check_gaussian_delta, clipped_sum_source, default_clip_norm, gradient_steps_plan,
-                      noisy_clipped_gradient)
+                      noise_stream, noisy_clipped_gradient)
 
 __all__ = ["frank_wolfe_gaussian", "plan_frank_wolfe_gaussian", "default_n_iter", "paper_noise_multiplier"]
 
@@ -103,9 +103,10 @@ def run_frank_wolfe_gaussian(problem, plan, rng):
     q = info["sampling_rate"]
     gram = clipped_sum_source(problem, constraint, info["clip_norm"], q)
     theta = np.zeros(problem.dim)
+    noise = noise_stream(rng, info["sigma"], info["clip_norm"], problem.dim, plan.n_iter)  # drawn ahead
     for t in steps(plan.n_iter):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
-                                   sampling_rate=q, gram=gram)
+                                   sampling_rate=q, gram=gram, noise=noise)
         mu = 2.0 / (t + 2.0)
         theta = (1.0 - mu) * theta + mu * constraint.lmo(g)
     return theta

@@ -34,7 +34,7 @@ import numpy as np
 from .._progress import steps
 from .._sets import L0Set
 from ._base import Plan, register
-from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
+from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noise_stream, noisy_clipped_gradient
 
 __all__ = ["L0Set", "ight", "plan_ight", "default_n_iter", "default_step_sizes", "paper_noise_multiplier"]
 
@@ -150,8 +150,9 @@ def run_ight(problem, plan, rng):
     theta = np.zeros(problem.dim)
     avg = np.zeros(problem.dim)
     start = T // 2
+    noise = noise_stream(rng, sigma, info["clip_norm"], problem.dim, T)  # all T steps' noise, drawn ahead
     for t in steps(T):
-        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], sigma, rng, l2_reg=info["l2_reg"])
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], sigma, rng, l2_reg=info["l2_reg"], noise=noise)
         theta = constraint.hard_threshold(theta - info["step_size"] * g)
         if t >= start:
             avg += theta

@@ -66,7 +66,7 @@ from .._progress import steps
 from .._sets import L1Ball, L2Ball
 from ._base import Plan, register
 from ._common import (check_gaussian_delta, clipped_sum_source, default_clip_norm, gradient_steps_plan,
-                      noisy_clipped_gradient)
+                      noise_stream, noisy_clipped_gradient)
 
 __all__ = ["mirror_descent", "plan_mirror_descent", "default_n_iter", "paper_noise_multiplier"]
 
@@ -145,9 +145,10 @@ def run_mirror_descent(problem, plan, rng):
     log_w = np.full(2 * dim, -math.log(2 * dim))  # entropic state: log of the 2p-simplex weights
     theta = np.zeros(dim)
     avg = np.zeros(dim)
+    noise = noise_stream(rng, info["sigma"], info["clip_norm"], dim, T)  # all T steps' noise, drawn ahead
     for _ in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
-                                   sampling_rate=q, gram=gram)
+                                   sampling_rate=q, gram=gram, noise=noise)
         if entropic:
             g *= eta * R  # the step on w = (w+, w-) is eta R [g; -g]
             log_w[:dim] -= g

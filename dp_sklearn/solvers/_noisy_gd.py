@@ -18,7 +18,7 @@ from .._progress import steps
 from .._sets import bounded_domain
 from ._base import Plan, register
 from ._common import (CLIP_FRACTION, clipped_sum_source, curvature_share, default_clip_norm,
-                      default_sampling_rate, gradient_steps_plan, noisy_clipped_gradient)
+                      default_sampling_rate, gradient_steps_plan, noise_stream, noisy_clipped_gradient)
 
 __all__ = ["noisy_gd", "plan_noisy_gd", "default_n_iter", "default_sampling_rate", "prior_radius", "curvature_share", "paper_noise_multiplier", "poisson_noise_multiplier",
            "default_clip_norm", "CLIP_FRACTION"]
@@ -142,9 +142,10 @@ def run_noisy_gd(problem, plan, rng):
     theta = np.zeros(problem.dim)
     avg = np.zeros_like(theta)
     start = T // 2
+    noise = noise_stream(rng, info["sigma"], info["clip_norm"], problem.dim, T)  # all T steps' noise, drawn ahead
     for t in steps(T):
         g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=info["l2_reg"],
-                                   sampling_rate=q, gram=gram)
+                                   sampling_rate=q, gram=gram, noise=noise)
         theta = constraint.prox(theta - info["step_size"] * g, info["step_size"])  # projection, or a penalty's prox
         if t >= start:
             avg += theta

@@ -54,7 +54,7 @@ from .. import _noise
 from .._gram import GRAM_MAX_DIM, _sparse_gram
 from .._sets import Unconstrained
 from ._base import Plan, register
-from ._common import check_gaussian_delta, curvature_share, default_clip_norm, gaussian_steps_plan, noisy_clipped_gradient
+from ._common import check_gaussian_delta, curvature_share, default_clip_norm, gaussian_steps_plan, noise_stream, noisy_clipped_gradient
 
 __all__ = ["noisy_newton", "plan_noisy_newton", "default_n_iter", "newton_applies", "CONTRACTION_TARGET",
            "MAX_DIM"]
@@ -187,8 +187,9 @@ def run_noisy_newton(problem, plan, rng):
     theta = np.zeros(problem.dim)
     avg = np.zeros_like(theta)
     start = _average_from(problem.loss, T)
+    noise = noise_stream(rng, info["sigma"], info["clip_norm"], problem.dim, T)  # all T steps' noise, drawn ahead
     for t in range(T):  # T data-independent steps
-        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=l2)
+        g = noisy_clipped_gradient(problem, theta, info["clip_norm"], info["sigma"], rng, l2_reg=l2, noise=noise)
         theta = theta - (Vs @ (Vs.T @ g.reshape(-1, K))).ravel()
         if t >= start:
             avg += theta

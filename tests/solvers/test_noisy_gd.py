@@ -140,9 +140,10 @@ def test_full_batch_default_unchanged():
     sigma, eta = z * 2 * Cn, 1.0 / (prob.loss.curvature * prob.x_norm**2 + 0.01)
     r = np.random.default_rng(7)
     theta, avg = np.zeros(prob.dim), np.zeros(prob.dim)
+    noise = _noise.gaussian_stream(r, sigma, Cn, prob.dim, T)  # the exact noise layer, T steps drawn ahead
     for t in range(T):
         g = prob.loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, Cn)
-        g = _noise.add_gaussian(r, g, sigma, Cn) / prob.n + 0.01 * theta  # the exact noise layer
+        g = noise.add(g) / prob.n + 0.01 * theta
         theta = C.project(theta - eta * g)
         if t >= T // 2:
             avg += theta
