@@ -2,13 +2,14 @@
 
 Usage (from the repository root)::
 
-    python -m benchmarks.noise_layer                     # in one process: float vs exact layer
+    python -m benchmarks.noise_layer --out benchmarks/results/noise_layer.md  # in one process
     python -m benchmarks.noise_layer --before OLD_TREE   # and the old tree in subprocesses
 
 In one process, each fit runs alternately with the exact layer and with the float draws
 it replaced (``Generator.normal`` / ``laplace`` swapped in for ``dp_sklearn._noise``'s
-Gaussian and Laplace functions), so both see the same machine load: the time ratio of
-the noise layer alone. With ``--before``, each round also runs the same fits in a fresh
+Gaussian and Laplace functions and streams), so both see the same machine load: the
+time ratio of the noise layer alone, as medians after warm-up (``--out FILE`` writes the
+table as markdown, ``benchmarks/results/noise_layer.md``). With ``--before``, each round also runs the same fits in a fresh
 subprocess per tree (``PYTHONPATH`` set to the tree), alternating trees. Times: the
 minimum over seeds and rounds (robust to load) and the median; utility: the median test
 score over seeds (R^2 for regressors, accuracy for the classifier), split 70/30 with a
@@ -64,7 +65,26 @@ def _run(tree, seeds):
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def _inprocess(reps):
+class _FloatStream:
+    """The float path a stream replaced: ``value + rng.normal(0, scale, shape)`` at every step."""
+
+    def __init__(self, rng, scale, sensitivity, size, count, norm=2):
+        self.rng, self.scale = rng, float(scale)
+
+    def add(self, value):
+        return value + self.rng.normal(0.0, self.scale, np.shape(value)) if self.scale else np.array(value)
+
+
+def _inprocess(reps, out=None, warmup=3, clock_name="cpu"):
+    """Each default fit alternately on the exact layer and on the float draws it replaced; medians.
+
+    Every repetition runs the pair (float, exact) back to back, in alternating order, for
+    ``random_state`` an int and None (the default), after ``warmup`` unmeasured pairs; the
+    ratio is the median exact time over the median float time, and the median of the
+    paired ratios (robust to load that drifts between repetitions).
+    """
+    import datetime
+    import platform
     import time
     import warnings
 
@@ -74,30 +94,80 @@ def _inprocess(reps):
     from dp_sklearn import DPLasso, DPLogisticRegression, DPRidge, _noise
 
     warnings.simplefilter("ignore")
-    names = ("add_gaussian", "add_laplace", "gaussian", "laplace")
+    clock = time.process_time if clock_name == "cpu" else time.perf_counter
+    names = ("add_gaussian", "add_laplace", "gaussian", "laplace", "gaussian_stream")
     exact = tuple(getattr(_noise, n) for n in names)
     floats = (lambda rng, v, scale, sens, norm=2: v + rng.normal(0.0, scale, np.shape(v)) if scale else v,
               lambda rng, v, scale, sens, norm=1: v + rng.laplace(0.0, scale, np.shape(v)) if scale else v,
               lambda rng, scale, size=None: rng.normal(0.0, scale, size),
-              lambda rng, scale, size=None: rng.laplace(0.0, scale, size))
+              lambda rng, scale, size=None: rng.laplace(0.0, scale, size),
+              _FloatStream)
     data = {"diabetes": load_diabetes(return_X_y=True), "breast_cancer": load_breast_cancer(return_X_y=True)}
-    print(f"{'fit':38s} {'min ms float':>12s} {'exact':>8s} {'ratio':>6s} {'median ratio':>12s}")
+    paths = {"float": floats, "exact": exact}
+
+    def fit(cls, X, y, label, seed):
+        for n, f in zip(names, paths[label]):
+            setattr(_noise, n, f)
+        try:
+            t0 = clock()
+            est = cls(epsilon=1.0, random_state=seed).fit(X, y)
+            return clock() - t0, est
+        finally:
+            for n, f in zip(names, exact):
+                setattr(_noise, n, f)
+
+    rows = []
     for cls, ds in ((DPRidge, "diabetes"), (DPLasso, "diabetes"), (DPLogisticRegression, "breast_cancer")):
         X, y = data[ds]
         X = StandardScaler().fit_transform(X)
-        t = {"float": [], "exact": []}
+        for rep in range(warmup):
+            fit(cls, X, y, "float", rep), fit(cls, X, y, "exact", rep)
+        t = {(label, kind): [] for label in paths for kind in ("int", "None")}
+        solver = None
         for rep in range(reps):
-            for label, fs in (("float", floats), ("exact", exact)):
-                for n, f in zip(names, fs):
-                    setattr(_noise, n, f)
-                for s in (rep, None):
-                    t0 = time.perf_counter()
-                    cls(epsilon=1.0, random_state=s).fit(X, y)
-                    t[label].append(time.perf_counter() - t0)
-        for n, f in zip(names, exact):
-            setattr(_noise, n, f)
-        print(f"{cls.__name__ + '/' + ds:38s} {min(t['float']) * 1e3:12.2f} {min(t['exact']) * 1e3:8.2f} "
-              f"{min(t['exact']) / min(t['float']):6.2f} {np.median(t['exact']) / np.median(t['float']):12.2f}")
+            for kind, seed in (("int", rep), ("None", None)):
+                order = ("float", "exact") if rep % 2 == 0 else ("exact", "float")
+                for label in order:
+                    dt, est = fit(cls, X, y, label, seed)
+                    t[label, kind].append(dt)
+                    solver = getattr(est, "solver_", solver)
+        row = {"fit": f"{cls.__name__}/{ds}", "solver": solver, "n_iter": None}
+        for kind in ("int", "None"):
+            f, e = np.array(t["float", kind]), np.array(t["exact", kind])
+            row[kind] = (np.median(f) * 1e3, np.median(e) * 1e3, np.median(e) / np.median(f), np.median(e / f))
+        f = np.array(t["float", "int"] + t["float", "None"])
+        e = np.array(t["exact", "int"] + t["exact", "None"])
+        row["all"] = (np.median(f) * 1e3, np.median(e) * 1e3, np.median(e) / np.median(f), np.median(e / f))
+        rows.append(row)
+    head = ("| fit (default, epsilon = 1) | solver | random_state | median ms float | median ms exact | "
+            "ratio of medians | median paired ratio |")
+    lines = [head, "|" + "---|" * 7]
+    for row in rows:
+        for kind in ("None", "int", "all"):
+            fm, em, r, pr = row[kind]
+            lines.append(f"| {row['fit']} | {row['solver']} | {kind} | {fm:.2f} | {em:.2f} | {r:.2f} | {pr:.2f} |")
+    table = "\n".join(lines)
+    print(table)
+    if out is not None:
+        load = os.getloadavg() if hasattr(os, "getloadavg") else ("n/a",)
+        text = (
+            "# Noise layer: default fits, exact layer vs the float draws it replaced (one run)\n\n"
+            "Generated by `python -m benchmarks.noise_layer --seeds {reps} --out benchmarks/results/noise_layer.md` "
+            "(do not edit by hand).\n\n"
+            "In one process, each default fit runs alternately (order alternating per repetition) on the exact "
+            "noise layer and with the float draws it replaced (`Generator.normal` / `laplace` swapped in for "
+            "`dp_sklearn._noise`'s Gaussian and Laplace functions and streams, a `normal` draw per step), after "
+            "{warmup} unmeasured warm-up pairs; {reps} repetitions per `random_state` kind (None: the default, "
+            "`os.urandom` integers; int: PCG64). Ratio = exact / float; the paired ratio is the median over "
+            "repetitions of the ratio of the two adjacent fits. Bundled data, standardized, all rows.\n\n"
+            "{table}\n\n"
+            "Run {when} UTC, Python {py}, NumPy {npv}, {machine}; load average at the end {load}.\n"
+        ).format(reps=reps, warmup=warmup, table=table, when=datetime.datetime.now(datetime.timezone.utc)
+                 .strftime("%Y-%m-%d %H:%M"), py=platform.python_version(), npv=np.__version__,
+                 machine=platform.machine(), load=", ".join(f"{v:.1f}" for v in load))
+        pathlib.Path(out).write_text(text)
+        print(f"written {out}")
+    return rows
 
 
 def main(argv=None):
@@ -106,8 +176,9 @@ def main(argv=None):
     parser.add_argument("--after", default=str(pathlib.Path(__file__).resolve().parents[1]))
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=None, help="write the in-process table as markdown here")
     args = parser.parse_args(argv)
-    _inprocess(max(args.seeds, 1))
+    _inprocess(max(args.seeds, 1), args.out)
     if args.before is None:
         return
     acc = {"before": {}, "after": {}}

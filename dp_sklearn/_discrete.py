@@ -315,6 +315,18 @@ class CryptoGenerator(np.random.Generator):
         hi = np.asarray(high, dtype=object if np.ndim(high) == 0 and abs(int(high)) > 2**62 else np.int64)
         if lo.dtype == object or hi.dtype == object or np.dtype(dtype) not in (np.dtype(np.int64), np.dtype(int)):
             return super().integers(low, high, size=size, dtype=dtype, endpoint=endpoint)
+        if lo.ndim == 0 and hi.ndim == 0:  # one range: a power of two is a plain bit field
+            width = int(hi) - int(lo) + (1 if endpoint else 0)
+            if width > 0 and width & (width - 1) == 0:
+                self.bit_generator.random_raw()  # a draw moves the state (see the class docstring)
+                shape = () if size is None else tuple(np.atleast_1d(size))
+                n, bits = int(np.prod(shape, dtype=np.int64)), width.bit_length() - 1
+                w = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(64 - bits) if bits else \
+                    np.zeros(n, dtype=np.uint64)  # the top ``bits`` bits of 64 uniform bits: exactly uniform
+                res = w.astype(np.int64).reshape(shape)
+                if int(lo):
+                    res += np.int64(lo)
+                return res if shape else np.int64(res)
         span = hi - lo + (1 if endpoint else 0)
         shape = np.broadcast_shapes(span.shape, () if size is None else tuple(np.atleast_1d(size)))
         span = np.broadcast_to(span, shape).astype(np.uint64).ravel()

@@ -279,6 +279,7 @@ class _Stream:
         self._none = float(scale) == 0.0  # no noise (epsilon = inf): the value itself
         if not self._none:
             self.gamma, self.steps = _grid_scale_cached(float(scale), float(sensitivity), self._size, norm)
+            self._inv_gamma = 1.0 / self.gamma
             self._refill()
 
     def _refill(self):
@@ -301,9 +302,9 @@ class _Stream:
             self._refill()
         k = self._block[self._i]
         self._i += 1
-        out = np.asarray(value, dtype=np.float64) / self.gamma
+        out = np.multiply(value, self._inv_gamma, dtype=np.float64)  # value / gamma: exact (a power of two)
         np.rint(out, out=out)
-        out += k.reshape(out.shape)
+        out += k if out.shape == k.shape else k.reshape(out.shape)
         out *= self.gamma
         return out
 

@@ -246,3 +246,37 @@ def test_blocks_depend_on_their_own_generator_only():
     for k in range(20):  # other generators drawing in between (and then dropped)
         _noise.add_laplace(np.random.default_rng(k), np.zeros(3), 1.0, 1.0)
     np.testing.assert_array_equal(np.r_[first, _noise.gaussian(g, 1.0, 2)], alone)
+
+
+# ------------------------------------------------------- streams (noise drawn ahead)
+def test_gaussian_stream_equals_separate_releases_in_distribution(monkeypatch):
+    value, scale, sens = np.array([0.3, -1.7, 5e-7]), 0.25, 1.0
+    n = 20_000
+    stream = _noise.gaussian_stream(np.random.default_rng(71), scale, sens, value.size, n)
+    a = np.array([stream.add(value) for _ in range(n)])
+    rng = np.random.default_rng(72)
+    b = np.array([_noise.add_gaussian(rng, value, scale, sens) for _ in range(n)])
+    gamma = _noise.grid(scale)
+    assert stream.gamma == gamma and stream.steps == _noise.grid_scale(scale, sens, value.size)[1]
+    ka, kb = (a - _noise.snap(value, gamma)) / gamma, (b - _noise.snap(value, gamma)) / gamma
+    assert np.all(ka == np.rint(ka)) and np.all(kb == np.rint(kb))  # value on the grid + integer noise
+    np.testing.assert_allclose(a.std(axis=0), scale, rtol=0.03)
+    edges = np.linspace(-4, 4, 33) * stream.steps
+    ca, cb = np.histogram(ka.ravel(), edges)[0], np.histogram(kb.ravel(), edges)[0]
+    keep = ca + cb >= 40
+    stat, dof = float(np.sum((ca[keep] - cb[keep]) ** 2 / (ca[keep] + cb[keep]))), int(keep.sum()) - 1
+    assert stat < dof + 6 * math.sqrt(2 * dof), stat
+    assert abs(np.corrcoef(ka[:-1, 0], ka[1:, 0])[0, 1]) < 5 / math.sqrt(n)  # steps independent
+
+
+def test_gaussian_stream_blocks_reproducible_and_beyond_count(monkeypatch):
+    monkeypatch.setattr(_noise, "_STREAM_CHUNK", 7)  # 2 releases of 3 entries per block
+    def run(seed, count, calls):
+        s = _noise.gaussian_stream(np.random.default_rng(seed), 1.0, 1.0, 3, count)
+        return np.array([s.add(np.zeros(3)) for _ in range(calls)])
+    a, b = run(5, 5, 8), run(5, 5, 8)  # 3 blocks as planned, then further ones
+    np.testing.assert_array_equal(a, b)
+    assert len({tuple(r) for r in a}) == 8  # every release has fresh noise
+    assert not np.array_equal(run(6, 5, 8), a)
+    zero = _noise.gaussian_stream(np.random.default_rng(5), 0.0, 1.0, 3, 4)  # epsilon = inf: no noise, no draw
+    np.testing.assert_array_equal(zero.add(np.arange(3.0)), np.arange(3.0))
