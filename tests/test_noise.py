@@ -278,5 +278,8 @@ def test_gaussian_stream_blocks_reproducible_and_beyond_count(monkeypatch):
     np.testing.assert_array_equal(a, b)
     assert len({tuple(r) for r in a}) == 8  # every release has fresh noise
     assert not np.array_equal(run(6, 5, 8), a)
-    zero = _noise.gaussian_stream(np.random.default_rng(5), 0.0, 1.0, 3, 4)  # epsilon = inf: no noise, no draw
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    zero = _noise.gaussian_stream(rng, 0.0, 1.0, 3, 4)  # epsilon = inf: the value, no draw
     np.testing.assert_array_equal(zero.add(np.arange(3.0)), np.arange(3.0))
+    assert rng.bit_generator.state == state
