@@ -3,7 +3,7 @@
 The discrete Laplace and discrete Gaussian of Canonne, Kamath & Steinke ("The discrete
 Gaussian for differential privacy", NeurIPS 2020), vectorized over draws with a loop over
 rejection rounds only, and :class:`CryptoGenerator` (``random_state=None``). Every random
-decision compares a uniform drawn as 62-bit integers with exp(-x) for a rational x: in
+decision compares a uniform drawn lazily as integers with exp(-x) for a rational x: in
 float64 when an enclosure of exp(-x) decides it, otherwise exactly (:class:`_LazyUniform`).
 Nothing here is floating-point noise; :mod:`dp_sklearn._noise` is the API.
 """
@@ -107,9 +107,9 @@ def _scaled_exp(x, upper):
 def _bernoulli_exp(rng, num, den):
     """Bernoulli(exp(-num/den)) for an int64 array num >= 0 and an int den > 0, exact.
 
-    A uniform u in [0, 1) is drawn lazily: its first 62 bits w decide the comparison
-    u < exp(-x) whenever [w, w + 1) / 2**62 lies on one side of a float64 enclosure of
-    exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-44
+    A uniform u in [0, 1) is drawn lazily: its first 32 bits w decide the comparison
+    u < exp(-x) whenever [w, w + 1) / 2**32 lies on one side of a float64 enclosure of
+    exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-31
     exp(-x)) :class:`_LazyUniform` decides it exactly with more bits. Bernoulli(exp(-x)) for
     rational x is what CKS 2020's Algorithm 1 provides; this is the same distribution in
     one word per draw.
@@ -123,15 +123,17 @@ def _bernoulli_exp_float(rng, x, exact):
     ``3 * 2**-53``, the numeric model of :data:`_EXP_MARGIN`) and ``exact(i)`` -> (num_i, den_i)
     as Python ints for the undecided entries (see :func:`_bernoulli_exp`). ``x`` is overwritten.
     """
-    w = rng.integers(0, _W, size=x.shape, dtype=_I64)
+    w = rng.integers(0, 2**32, size=x.shape, dtype=_I64)  # the first 32 bits of u; more on demand
     wf = w.astype(np.float64)
+    wf *= 2.0**30  # u in [wf, wf + 2**30) / 2**62, exact in float64
     hi = _scaled_exp(x.copy(), upper=True)
     lo = _scaled_exp(x, upper=False)
-    out = wf < lo  # w + 1 <= lo: u < (w + 1) / 2**62 <= exp(-x)
+    lo -= 2.0**30  # exact: an integer-valued float64 below 2**63
+    out = wf <= lo  # wf + 2**30 <= lo: u < exp(-x)
     undecided = ~out
-    undecided &= wf <= hi  # not (w > hi): u >= w / 2**62 >= exp(-x) is not shown
-    for i in np.flatnonzero(undecided):  # probability about 2**-44 exp(-x): exact
-        out.flat[i] = _LazyUniform(rng, w.flat[i], 62).below_exp(*exact(i))
+    undecided &= wf < hi  # not (wf >= hi): u >= exp(-x) is not shown
+    for i in np.flatnonzero(undecided):  # probability about 2**-31 exp(-x): exact
+        out.flat[i] = _LazyUniform(rng, w.flat[i], 32).below_exp(*exact(i))
     return out
 
 
@@ -321,8 +323,9 @@ class CryptoGenerator(np.random.Generator):
                 self.bit_generator.random_raw()  # a draw moves the state (see the class docstring)
                 shape = () if size is None else tuple(np.atleast_1d(size))
                 n, bits = int(np.prod(shape, dtype=np.int64)), width.bit_length() - 1
-                w = np.frombuffer(os.urandom(8 * n), dtype=np.uint64) >> np.uint64(64 - bits) if bits else \
-                    np.zeros(n, dtype=np.uint64)  # the top ``bits`` bits of 64 uniform bits: exactly uniform
+                word = (np.uint32, 32) if bits <= 32 else (np.uint64, 64)  # the top ``bits`` bits of a
+                w = np.frombuffer(os.urandom(word[1] // 8 * n), dtype=word[0]) >> word[0](word[1] - bits) \
+                    if bits else np.zeros(n, dtype=np.uint64)  # uniform word: exactly uniform
                 res = w.astype(np.int64).reshape(shape)
                 if int(lo):
                     res += np.int64(lo)

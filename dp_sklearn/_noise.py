@@ -8,8 +8,8 @@ This module replaces every additive Gaussian and Laplace draw with an **exact** 
 from the discrete Gaussian or discrete Laplace distribution on a grid of public spacing
 (Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS
 2020, Algorithm 3), and rounds the released value to the same grid, so that the float64
-result is a function of one integer. Every random decision compares a uniform drawn as
-62-bit integers with exp(-x) for a rational x: in float64 when an enclosure of exp(-x)
+result is a function of one integer. Every random decision compares a uniform drawn
+lazily as integers with exp(-x) for a rational x: in float64 when an enclosure of exp(-x)
 decides it, otherwise exactly (:class:`_LazyUniform`, Python's ``decimal``).
 
 API (``rng`` is the fit's ``numpy.random.Generator``, from
