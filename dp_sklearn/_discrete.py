@@ -10,6 +10,7 @@ Nothing here is floating-point noise; :mod:`dp_sklearn._noise` is the API.
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -112,7 +113,7 @@ def _bernoulli_exp(rng, num, den):
     exp(-x) (relative width :data:`_EXP_MARGIN`); otherwise (probability about 2**-31
     exp(-x)) :class:`_LazyUniform` decides it exactly with more bits. Bernoulli(exp(-x)) for
     rational x is what CKS 2020's Algorithm 1 provides; this is the same distribution in
-    one word per draw.
+    one 32-bit word per draw (almost always).
     """
     num = np.asarray(num, dtype=_I64)
     return _bernoulli_exp_float(rng, num.astype(np.float64) / float(den), lambda i: (int(num.flat[i]), den))
@@ -164,7 +165,8 @@ def _geometric(rng, t, n):
     bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_scaled_exp`, the enclosure of
     :data:`_EXP_MARGIN`) show that u lies between them; otherwise (probability about
     2**-44 x t) decided exactly by :func:`_geometric_exact`. Returned as integer-valued
-    float64 (exact: G < 2**53 for t < 2**40).
+    float64, exact below 2**53 (G >= 2**53 has probability exp(-2**53 / t), below
+    exp(-2**31) for the scales of this package).
     """
     w = rng.integers(0, _W, size=n, dtype=_I64)
     wf = w.astype(np.float64)
@@ -229,14 +231,10 @@ def discrete_laplace(rng, t, size):
     t = int(t)
 
     def propose(m):
-        g = _geometric(rng, t, m + m // t + 4 * _isqrt(m // t) + 16)  # P(G = 0) / 2 ~ 1 / (2t) rejected
+        g = _geometric(rng, t, m + m // t + 4 * math.isqrt(m // t) + 16)  # P(G = 0) / 2 ~ 1 / (2t) rejected
         return g[_halve_zeros(rng, g, np.ones(g.size, dtype=bool))]
 
     return _signed(rng, _fill(size, propose))
-
-
-def _isqrt(m):
-    return int(np.sqrt(m))
 
 
 def _fill(size, propose):
@@ -285,7 +283,7 @@ def discrete_gaussian(rng, s, size):
     den = 2 * s * s
 
     def propose(m):
-        g = _geometric(rng, s, int(m * _DG_RATE) + 4 * _isqrt(m) + 16)
+        g = _geometric(rng, s, int(m * _DG_RATE) + 4 * math.isqrt(m) + 16)
         x = g - s  # exact: integers below 2**53
         x /= s
         x *= x
