@@ -13,6 +13,7 @@ from .linear_model import (
     DPLogisticRegression,
     DPOnlineClassifier,
     DPOnlineRegressor,
+    DPQuantileRegressor,
     DPRidge,
     DPSparseLinearRegression,
     DPSparseLogisticRegression,
@@ -26,6 +27,7 @@ __version__ = _get_version()
 __all__ = [
     "DPLinearRegression",
     "DPHuberRegressor",
+    "DPQuantileRegressor",
     "DPElasticNet",
     "DPLasso",
     "DPRidge",

@@ -20,7 +20,7 @@ __all__ = ["estimator_rows", "estimator_table_markdown"]
 
 #: plain-language name of each penalty or feasible set
 _PENALTY = {"none": "l2 penalty (or none)", "l1": "l1 ball", "l0": "l0 (at most s features)",
-            "l1_penalty": "l1 + l2 penalty (elastic net)"}
+            "l1_penalty": "l1 penalty (+ l2 in the elastic net)"}
 
 
 def _public_models():
