@@ -2,7 +2,8 @@
 
 Nothing here is written by hand per estimator: the task comes from scikit-learn's tags,
 the loss and its properties from ``_loss_names`` and :data:`dp_sklearn._losses.LOSSES`,
-the penalty or feasible set from ``_constraint_name``, the solvers from
+the penalty or feasible set from ``_constraint_name`` (or the estimator's
+``_penalty_description``), the solvers from
 ``_allowed_solvers()`` (the registry, read when the table is built) and the default
 from the constructor. ``docs/conf.py`` writes the table into the user guide at build
 time, so it cannot drift from the code.
@@ -49,7 +50,8 @@ def estimator_rows():
         task = "classification" if is_classifier(est) else "regression"
         if hasattr(est, "_allowed_solvers"):
             losses = est._loss_names
-            penalty = _PENALTY.get(est._constraint_name(), est._constraint_name())
+            penalty = getattr(est, "_penalty_description", None) or _PENALTY.get(est._constraint_name(),
+                                                                                 est._constraint_name())
             solvers = est._allowed_solvers()
             default = est._resolved_solver()
         else:  # the online models: one mechanism, a stream of releases

@@ -209,6 +209,7 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
 
     _y_validation = {"y_numeric": True, "multi_output": False}
     _loss_names = ("pinball",)
+    _penalty_description = "l1 penalty (proximal)"
 
     _parameter_constraints = {
         **PRIVACY_CONSTRAINTS, **BATCH_SIZE,
