@@ -55,7 +55,7 @@ def estimator_rows():
             solvers = est._allowed_solvers()
             default = est._resolved_solver()
         else:  # the online models: one mechanism, a stream of releases
-            losses = ("logistic",) if task == "classification" else ("squared",)
+            losses = ("logistic", "multinomial") if task == "classification" else ("squared",)
             penalty, solvers, default = "l2 penalty (online)", ["online (partial_fit)"], "online (partial_fit)"
         bound = any(LOSSES[loss].needs_target_bound for loss in losses if loss in LOSSES)
         rows.append({"estimator": cls.__name__, "task": task, "loss": ", ".join(losses), "penalty": penalty,
