@@ -147,3 +147,13 @@ def _mechanism(X, y, rng):
 def test_audit_and_negative_control(noisy_gd_audit):
     D, D_prime = _count_pair()
     noisy_gd_audit(_mechanism, D, D_prime)
+
+
+def test_auto_count_bound_with_mostly_zeros():
+    """Most counts zero: the released range collapses onto 0, and the count bound is floored at 1."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3))
+    y = rng.poisson(np.exp(-1.5 + X @ [0.5, -0.3, 0.0])).astype(float)
+    m = DPPoissonRegressor(alpha=0.0, epsilon=1.0, random_state=0).fit(X, y)
+    assert m.bounds_y_ == (0.0, 1.0)
+    assert -2.5 < m.intercept_ < -1.0 and m.coef_[0] > 0.1 and m.coef_[1] < -0.1

@@ -19,6 +19,9 @@ from ._dask_predict import blockwise_on_dask
 
 __all__ = ["DPPoissonRegressor", "HeadL2Penalty"]
 
+#: floor of the count bound of bounds_y="auto": the smallest positive count
+AUTO_MIN_COUNT = 1.0
+
 
 class HeadL2Penalty(L1Penalty):
     """The penalty ``(strength / 2) ||theta_head||_2^2`` applied by its proximal map (the intercept free).
@@ -79,7 +82,8 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         private range of ``bounds_y="auto"`` (exponential-mechanism quantiles of y; a share
         of epsilon set by ``epsilon`` and ``n_samples``,
         ``dp_sklearn.linear_model._auto.bounds_y_plan``), whose upper end, about two
-        standard deviations above the private median, is ``y_max``.
+        standard deviations above the private median, is ``y_max``, or 1 (the smallest
+        positive count) if it is below 1, as when most counts are zero.
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X, in the units of X, in
         [1e-100, 1e100]; rows beyond it are clipped. ``None`` uses sqrt(n_features)
@@ -255,8 +259,9 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
 
     def _transform_targets(self, y, rng):
         low, high = self.bounds_y_
-        # a released range below every positive count (tiny epsilon n, mostly zeros) still needs y_max > 0
-        y_max = max(float(high), 1e-12)
+        # "auto": a count bound is at least 1, the smallest positive count (with mostly zeros the released
+        # median and spread are 0, so the released range collapses onto 0); post-processing of the release
+        y_max = max(float(high), AUTO_MIN_COUNT) if isinstance(self.bounds_y, str) else float(high)
         self.bounds_y_ = (max(float(low), 0.0), y_max)
         # (1/(2n)) sum d(y, e^(xw+b)) + (alpha/2)||w||^2 = y_max [(1/n) sum phi(z_t, y_t)] + (alpha / (2 B^2)) ||theta_w||^2
         # + const, with z_t = X_t theta = xw + b - log(y_max), y_t = y / y_max, w = theta_w / B
