@@ -9,12 +9,19 @@ swapped:
 * ``huber``: ``DPHuberRegressor()`` -- no target bound (threshold and centre private, 20%).
 * ``ridge_range``: ``DPRidge(bounds_y=<range>)`` with the target range of the whole table
   passed as if public (the most favourable public range; an oracle labelled as such).
+* ``quantile`` (``--rows quantile``): ``DPQuantileRegressor()`` (median regression, no target
+  bound; centre and smoothing width private, 20%); the reference "sklearn" column is
+  scikit-learn's ``QuantileRegressor(quantile=0.5, alpha=0, solver="highs")`` after
+  ``StandardScaler``, the trivial one the training median, and the score is Koenker &
+  Machado's (1999) R1 = 1 - pinball loss / pinball loss of the test median (0: the constant).
 * ``balanced`` / ``unweighted``: ``DPLogisticRegression(class_weight="balanced" | None)``.
 
 Command (bounded; CPU is shared)::
 
     timeout 3000 python benchmarks/family_suite_rows.py --suite /work/wt/suite --rows regression \
         --epsilons 1 --seeds 5 --out /tmp/family_regression
+    timeout 3000 python benchmarks/family_suite_rows.py --suite . --rows quantile --half tuning \
+        --epsilons 1,5 --seeds 2 --out /tmp/family_quantile
 """
 
 from __future__ import annotations
@@ -76,18 +83,46 @@ def _auc_and_minority_recall(est, X, y, task):
     return float(roc_auc_score(y, proba[:, classes.index(1)])), recall
 
 
+def _pinball_r1(est, X, y, task, quantile=0.5):
+    """Koenker & Machado's R1: 1 - sum rho_q(y - pred) / sum rho_q(y - test quantile)."""
+    from dp_sklearn._losses._pinball import pinball
+
+    y = np.asarray(y, dtype=float)
+    ours = float(np.sum(pinball(y - est.predict(X), quantile)))
+    const = float(np.sum(pinball(y - np.quantile(y, quantile), quantile)))
+    return 1.0 - ours / const, None
+
+
+def _quantile_references(R):
+    """The quantile rows' reference (scikit-learn's QuantileRegressor), trivial model (the median) and score."""
+    from sklearn.dummy import DummyRegressor
+    from sklearn.linear_model import QuantileRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from dp_sklearn import DPQuantileRegressor
+
+    R.sklearn_model = lambda schema, task: make_pipeline(
+        R.column_transformer(schema, StandardScaler()), QuantileRegressor(quantile=0.5, alpha=0.0, solver="highs"))
+    R.trivial_model = lambda task: DummyRegressor(strategy="median")
+    R.score = _pinball_r1
+    R.nonprivate_scaler = lambda schema, task, epsilon, delta=1e-5: make_pipeline(
+        R.column_transformer(schema, StandardScaler()), DPQuantileRegressor(epsilon=epsilon, delta=delta))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--suite", required=True)
-    parser.add_argument("--rows", choices=["regression", "imbalanced"], required=True)
+    parser.add_argument("--rows", choices=["regression", "imbalanced", "quantile"], required=True)
     parser.add_argument("--datasets", default=None)
+    parser.add_argument("--half", default="checking", choices=["tuning", "checking"])
     parser.add_argument("--epsilons", default="1")
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     D, R = _suite(args.suite)
     R.nonprivate_scaler = lambda schema, task, epsilon, delta=1e-5: _nonprivate_scaler(R, schema, task, epsilon)
-    from dp_sklearn import DPHuberRegressor, DPLogisticRegression, DPRidge
+    from dp_sklearn import DPHuberRegressor, DPLogisticRegression, DPQuantileRegressor, DPRidge
 
     if args.rows == "regression":
         names = args.datasets.split(",") if args.datasets else [n for n in D.CHECKING
@@ -99,6 +134,11 @@ def main(argv=None):
             "huber": lambda s, t, e: _pipeline(R, s, DPHuberRegressor(), e),
             "ridge_range": lambda s, t, e: _pipeline(R, s, DPRidge(bounds_y=RANGES[s.name]), e),
         }
+    elif args.rows == "quantile":
+        half = D.TUNING if args.half == "tuning" else D.CHECKING
+        names = args.datasets.split(",") if args.datasets else [n for n in half if D.BY_NAME[n].task == "regression"]
+        _quantile_references(R)
+        factories = {"quantile": lambda s, t, e: _pipeline(R, s, DPQuantileRegressor(), e)}
     else:
         # the "accuracy" column of the records holds the minority (positive-class) recall here
         R.score = _auc_and_minority_recall

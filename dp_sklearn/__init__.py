@@ -13,6 +13,8 @@ from .linear_model import (
     DPLogisticRegression,
     DPOnlineClassifier,
     DPOnlineRegressor,
+    DPPoissonRegressor,
+    DPQuantileRegressor,
     DPRidge,
     DPSparseLinearRegression,
     DPSparseLogisticRegression,
@@ -26,6 +28,8 @@ __version__ = _get_version()
 __all__ = [
     "DPLinearRegression",
     "DPHuberRegressor",
+    "DPQuantileRegressor",
+    "DPPoissonRegressor",
     "DPElasticNet",
     "DPLasso",
     "DPRidge",

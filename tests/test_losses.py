@@ -31,8 +31,8 @@ def _instance(name):
 def _targets(loss, n, rng):
     if loss.n_outputs > 1:
         return np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
-    if loss.needs_target_bound:
-        return rng.uniform(-1, 1, n)
+    if loss.needs_target_bound:  # the normalized target range the loss declares (default [-1, 1])
+        return rng.uniform(*getattr(loss, "target_range", (-1.0, 1.0)), n)
     return rng.choice([-1.0, 1.0], n)
 
 

@@ -2,7 +2,8 @@
 
 Nothing here is written by hand per estimator: the task comes from scikit-learn's tags,
 the loss and its properties from ``_loss_names`` and :data:`dp_sklearn._losses.LOSSES`,
-the penalty or feasible set from ``_constraint_name``, the solvers from
+the penalty or feasible set from ``_constraint_name`` (or the estimator's
+``_penalty_description``), the solvers from
 ``_allowed_solvers()`` (the registry, read when the table is built) and the default
 from the constructor. ``docs/conf.py`` writes the table into the user guide at build
 time, so it cannot drift from the code.
@@ -20,7 +21,7 @@ __all__ = ["estimator_rows", "estimator_table_markdown"]
 
 #: plain-language name of each penalty or feasible set
 _PENALTY = {"none": "l2 penalty (or none)", "l1": "l1 ball", "l0": "l0 (at most s features)",
-            "l1_penalty": "l1 + l2 penalty (elastic net)"}
+            "l1_penalty": "l1 penalty (+ l2 in the elastic net)"}
 
 
 def _public_models():
@@ -49,11 +50,12 @@ def estimator_rows():
         task = "classification" if is_classifier(est) else "regression"
         if hasattr(est, "_allowed_solvers"):
             losses = est._loss_names
-            penalty = _PENALTY.get(est._constraint_name(), est._constraint_name())
+            penalty = getattr(est, "_penalty_description", None) or _PENALTY.get(est._constraint_name(),
+                                                                                 est._constraint_name())
             solvers = est._allowed_solvers()
             default = est._resolved_solver()
         else:  # the online models: one mechanism, a stream of releases
-            losses = ("logistic",) if task == "classification" else ("squared",)
+            losses = ("logistic", "multinomial") if task == "classification" else ("squared",)
             penalty, solvers, default = "l2 penalty (online)", ["online (partial_fit)"], "online (partial_fit)"
         bound = any(LOSSES[loss].needs_target_bound for loss in losses if loss in LOSSES)
         rows.append({"estimator": cls.__name__, "task": task, "loss": ", ".join(losses), "penalty": penalty,

@@ -15,11 +15,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
+from scipy.special import expit, softmax
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from .._data import check_bounds_y, normalize_X, normalize_y
 from .._progress import progress
-from .._losses import LogisticLoss, SquaredLoss
+from .._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from ..solvers._online import plan_online, run_online
 from .._release import private_fit
 from ._online_params import _ATTRS_DOC, _CONSTRAINTS, _PARAMS_DOC
@@ -83,7 +84,7 @@ class _DPOnlineBase(BaseEstimator):
                          delta=self.delta) as release:
             rng = release.rng(self.random_state, spawn_key=(t0,))  # one stream per call position
             Xt, _, _ = normalize_X(X, B, 2, self.fit_intercept)
-            theta = np.zeros(Xt.shape[1]) if first else self._theta
+            theta = np.zeros(Xt.shape[1] * loss.n_outputs) if first else self._theta
             with progress(type(self).__name__, self.verbose) as report:
                 if report is not None:
                     report.line(f"records {t0 + 1} to {t0 + m} of the stream")
@@ -96,7 +97,8 @@ class _DPOnlineBase(BaseEstimator):
         self._stream_config = self._stream_params() if first else self._stream_config
         self.dp_event_, self.epsilon_, self.delta_ = plan.event, float(self.epsilon), float(self.delta)
         self.data_norm_ = B
-        self._set_coef(self._theta[:p] / B, self._theta[p] if self.fit_intercept else 0.0)
+        Theta = self._theta.reshape(-1, loss.n_outputs)  # feature-major (one column per class for K > 2)
+        self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(loss.n_outputs))
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -108,7 +110,7 @@ class _DPOnlineBase(BaseEstimator):
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Training data, in stream order; CSR input is never densified.
         y : array-like of shape (n_samples,)
-            Targets (regressor) or binary labels (classifier).
+            Targets (regressor) or class labels (classifier).
 
         Returns
         -------
@@ -203,8 +205,8 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
 
     def _set_coef(self, coef, intercept):
         mid, half = self._target_map
-        self.coef_ = half * coef
-        self.intercept_ = float(mid + half * intercept)
+        self.coef_ = half * coef[:, 0]
+        self.intercept_ = float(mid + half * intercept[0])
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y):
@@ -248,24 +250,38 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
 
 
 class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
-    __doc__ = f"""Differentially private online binary logistic regression with ``partial_fit``.
+    __doc__ = f"""Differentially private online logistic regression (binary or multinomial) with ``partial_fit``.
 
-    Projected online gradient descent on the logistic loss plus an l2 penalty, over an
-    l2 ball (Thakurta 2013, Algorithms 5.1 and 5.3; ``fit`` is POffL, Algorithm 5.4).
-    Every call releases a Gaussian-perturbed model and keeps only that release; the whole
-    stream is (epsilon, delta)-DP under replace-one neighbours, however it is split into
-    calls. The label set (``classes`` of the first ``partial_fit``, or those of y in
-    ``fit``) is public, not protected.
+    Projected online gradient descent on the logistic loss (two classes) or the
+    multinomial (softmax cross-entropy) loss (K > 2 classes, one coefficient vector per
+    class) plus an l2 penalty, over an l2 ball (Thakurta 2013, Algorithms 5.1 and 5.3;
+    ``fit`` is POffL, Algorithm 5.4). Every call releases a Gaussian-perturbed model and
+    keeps only that release; the whole stream is (epsilon, delta)-DP under replace-one
+    neighbours, however it is split into calls. The label set (``classes`` of the first
+    ``partial_fit``, or those of y in ``fit``) is public, not protected.
+
+    More than two classes. The per-example gradient ``(softmax(z) - y) x^T`` has Frobenius
+    norm at most ``sqrt(2) ||x||``, so the gradient sum of a step has replace-one
+    sensitivity ``2 sqrt(2) x_norm`` without clipping, and the multinomial loss is convex
+    and ``x_norm^2 / 2``-smooth: the contraction of the explicit step (step 1 of the
+    derivation in :mod:`dp_sklearn.solvers._online`) holds as for two classes.
+    Clipping a vector of K derivatives to a norm below ``sqrt(2) x_norm`` is not the
+    derivative of a convex function, which that step needs, so ``clip_norm`` must be
+    ``None`` (then ``sqrt(2)`` times the row bound: no clipping) or at least that. The
+    implicit (proximal) step has no closed form for K > 2 (its fixed point is K-dimensional,
+    and a numerical solver could fail on some record, a data-dependent exception): K > 2
+    takes the explicit step only (``update="gradient"``, the default), and
+    ``update="implicit"`` is refused with a ``ValueError`` before anything is reserved.
 
     Parameters
     ----------{_PARAMS_DOC}
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features)
-        Released coefficients.
-    intercept_ : ndarray of shape (1,)
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        Released coefficients (one row per class for more than two classes).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
         Released intercept.
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
         The public label set.
     data_norm_ : float
         The public row bound used.{_ATTRS_DOC}
@@ -273,6 +289,21 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     --------
     DPOnlineRegressor : the least-squares counterpart.
     DPLogisticRegression : batch private logistic regression.
+
+    Raises
+    ------
+    ValueError
+        From ``fit`` and ``partial_fit``: a hyperparameter out of range, labels outside the
+        stream's classes, ``update="implicit"`` or ``clip_norm < sqrt(2)`` times the row
+        bound with more than two classes, ``horizon`` exceeded; before any budget is
+        reserved.
+    BudgetExceededError
+        From the call that starts a stream: its event would exceed ``ledger``'s cap.
+
+    References
+    ----------
+    A. G. Thakurta, "Beyond worst case sensitivity in private data analysis", PhD
+    dissertation, Penn State, 2013, Chapter 5 (Algorithms 5.1-5.4).
 
     Examples
     --------
@@ -312,9 +343,6 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         check_classification_targets(y)
         if first:
             labels = np.unique(y) if classes is None else np.unique(np.asarray(classes))
-            if labels.size > 2:
-                raise ValueError(f"Only binary classification is supported; got {labels.size} classes "
-                                 f"({labels.tolist()}).")
             if labels.size < 2:
                 raise ValueError(f"DPOnlineClassifier needs 2 classes, but the data contains only one class: "
                                  f"{labels[0]!r}; pass classes= to partial_fit.")
@@ -325,11 +353,52 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise ValueError(f"y contains labels {unknown.tolist()} that are not in classes={self.classes_.tolist()}.")
-        return np.where(y == self.classes_[1], 1.0, -1.0), LogisticLoss()
+        if self.classes_.size == 2:
+            return np.where(y == self.classes_[1], 1.0, -1.0), LogisticLoss()
+        if self.update == "implicit":
+            raise ValueError(f"update='implicit' is not available for more than two classes (got "
+                             f"{self.classes_.size}): the multinomial proximal step has no closed form. Use "
+                             "update='gradient' (the explicit step).")
+        return (np.asarray(y)[:, None] == self.classes_[None, :]).astype(float), MultinomialLoss(self.classes_.size)
 
     def _set_coef(self, coef, intercept):
-        self.coef_ = np.asarray(coef, dtype=float).reshape(1, -1)
-        self.intercept_ = np.array([float(intercept)])
+        self.coef_ = np.ascontiguousarray(np.asarray(coef, dtype=float).T)
+        self.intercept_ = np.asarray(intercept, dtype=float).ravel().copy()
+
+    def predict_proba(self, X):
+        """Class probabilities of the released model (post-processing).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``[1 - sigmoid(f), sigmoid(f)]`` for two classes, ``softmax(f)`` for more, with
+            ``f`` the decision function; columns in the order of ``classes_``.
+        """
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = expit(scores)
+            return np.column_stack([1.0 - p, p])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probabilities, columns in the order of ``classes_``.
+        """
+        return np.log(self.predict_proba(X))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None):
@@ -341,7 +410,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
             The next records of the stream.
         y : array-like of shape (n_samples,)
             Their labels, within the stream's classes.
-        classes : array-like of shape (2,), default=None
+        classes : array-like of shape (n_classes,), default=None
             The public label set; required on the first call of a stream. A later
             call may repeat it; a different set raises a ``ValueError``.
 
@@ -358,5 +427,5 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.poor_score = True
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
         return tags

@@ -136,7 +136,13 @@ def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, 
     """The stream's step schedule, gradient sensitivity and noise multiplier from public values.
 
     ``clip_norm=None`` clips at ``x_norm`` (no clipping for the logistic loss, residuals
-    beyond one half-range of ``bounds_y`` for the squared loss). ``epsilon = inf`` plans
+    beyond one half-range of ``bounds_y`` for the squared loss). A loss with several
+    outputs (the multinomial loss, ``(softmax(z) - y) x^T`` of Frobenius norm at most
+    ``sqrt(2) ||x||``) is never clipped: ``None`` means ``x_norm`` times its derivative
+    bound, a smaller ``clip_norm`` raises a ``ValueError`` (a clipped vector of derivatives
+    is not the gradient of a convex function, which the contraction of step 1 needs; the
+    unclipped multinomial loss is convex and ``x_norm^2 / 2``-smooth, so step 1 holds), and
+    so does ``update="implicit"`` (no closed-form proximal step for K outputs). ``epsilon = inf`` plans
     the same algorithm without noise (``NonPrivateDpEvent``). ``update="implicit"``
     (PIGD, one record per step) has offset s0 = 1 whatever the smoothness.
     ``alpha="auto"`` is :func:`auto_alpha` for ``n_ref`` records (public).
@@ -147,6 +153,17 @@ def plan_online(loss, x_norm, *, epsilon, delta, alpha, radius, clip_norm=None, 
         raise ValueError(f"update='implicit' takes one record per step: batch_size must be 1, got {batch_size!r}.")
     if epsilon != np.inf and not (0 < delta < 1):
         raise ValueError(f"delta must be in (0, 1) for the online estimators (Gaussian noise); got delta={delta!r}.")
+    if loss.n_outputs > 1:
+        # vector-valued derivatives: clipping them below their bound is not the derivative of a convex
+        # function (step 1 needs one), so they are never clipped; None means that bound
+        full = x_norm * loss.derivative_bound()
+        if update == "implicit":
+            raise ValueError("update='implicit' takes one output: a loss with several outputs (more than two "
+                             "classes) has no closed-form proximal step; use update='gradient'.")
+        if clip_norm is not None and clip_norm < full * (1 - 1e-12):
+            raise ValueError(f"clip_norm must be None or at least {full:.6g} (the derivative bound times the row "
+                             f"bound) for a loss with several outputs (more than two classes), got {clip_norm!r}.")
+        clip_norm = full if clip_norm is None else clip_norm
     c = float(x_norm if clip_norm is None else clip_norm)
     grad_sensitivity = 2.0 * min(c, x_norm * loss.derivative_bound(radius * x_norm))
     beta = loss.curvature * x_norm**2
@@ -256,12 +273,12 @@ def run_online(plan, loss, X, y, theta, t0, rng, *, average=False, return_iterat
     Parameters
     ----------
     plan : OnlinePlan
-    loss : SquaredLoss or LogisticLoss
+    loss : SquaredLoss, LogisticLoss or MultinomialLoss
     X : {ndarray, csr_matrix} of shape (m, dim)
         Normalized records (rows of norm at most the planned ``x_norm``), in stream order.
-    y : ndarray of shape (m,)
-        Normalized targets in [-1, 1] or labels in {-1, +1}.
-    theta : ndarray of shape (dim,)
+    y : ndarray of shape (m,) or (m, K)
+        Normalized targets in [-1, 1], labels in {-1, +1}, or one-hot labels (multinomial).
+    theta : ndarray of shape (dim * n_outputs,)
         The previous release (zero for a new stream): public given earlier releases.
     t0 : int
         Records of the stream before this call.
