@@ -10,9 +10,18 @@ categorical ones, the library's budget split), with the model swapped:
 
 Command::
 
-    python -m benchmarks.tabular.run --half tuning --epsilons 1 --no-default \
+    python -m benchmarks.tabular.run --datasets diabetes,slid,computers,wage,diamonds --epsilons 1 --no-default \
         --factory benchmarks.huber_factories:huber_factory \
         --factory benchmarks.huber_factories:ridge_public_range_factory
+
+(``--datasets diabetes,slid,computers,wage,diamonds`` for the tuning half's regression sets,
+``credit,medexp,males,star,cps`` for the checking half's; ``--half`` would include the
+classification sets.) The Huber section of ``benchmarks/results/family_issue21.md`` is then
+generated from the two runs' ``--out`` prefixes::
+
+    python -m benchmarks.huber_factories --run "tuning=<prefix>=<command>" --run "checking=<prefix>=<command>"
+
+The tuning grid of the README's evidence rows is :func:`variant` (``huber_t3_c4`` and the others).
 """
 
 from __future__ import annotations
@@ -146,8 +155,13 @@ def report(runs, commands):
             n = int(df[df.dataset == name].n_train.iloc[0])
             lines.append(f"| {name} | {n:,} | {ref[name]:.3f} | {h:.3f} | {r:.3f} | {h - r:+.3f} | " + " | ".join(cells) + " |")
         hw = priv[priv.config == "huber_factory"].groupby("epsilon").score.min()
+        names = list(dict.fromkeys(priv.dataset))
+        short = [f"{n} ({g:+.3f})" for n, g in zip(names, gaps) if g < -0.05]
         lines += ["", f"Worst huber fit over the {half} sets: " + ", ".join(
-            f"eps {e:g}: {hw[e]:.3f}" for e in eps) + f". Smallest huber - ridge gap at eps 1: {min(gaps):+.3f}.", ""]
+            f"eps {e:g}: {hw[e]:.3f}" for e in eps) + f". Smallest huber - ridge gap at eps 1: {min(gaps):+.3f}.",
+            "", f"Acceptance at eps 1 ({half} half): never below R^2 -1: "
+            f"{'met' if hw[1.0] >= -1 else 'NOT met'} (worst {hw[1.0]:.3f}); within 0.05 normalized of ridge_range "
+            f"on every set: {'met' if not short else 'NOT met, ' + ', '.join(short)}.", ""]
     return "\n".join(lines)
 
 
