@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -9,16 +10,70 @@ from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask_design import is_dask_collection
+
 from .._constraints import Interval
 from .._losses._huber import HuberLoss
-from ._auto import COVER_Z, bounds_y_plan
+from ._auto import BOUNDS_Y_SEARCH, CENTER_SHARE, COVER_Z, LOCATE_NATS, BoundsYPlan, private_bounds_y
+from ._dask_fit import auto_inputs
 from ._base import BATCH_SIZE, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase, solvers_for
 from ._dask_predict import blockwise_on_dask
 
-__all__ = ["DPHuberRegressor"]
+__all__ = ["DPHuberRegressor", "huber_y_plan", "AUTO_THRESHOLD", "Y_SHARE", "PREDICT_COVER"]
 
-#: scikit-learn's default Huber threshold, in units of the residual scale
-AUTO_THRESHOLD = 1.35
+#: Huber threshold of ``huber_threshold="auto"``, in units of the private scale of y (twice
+#: scikit-learn's 1.35, which is in units of the residual scale: the scale of y is larger, and a
+#: threshold nearer least squares tracks the conditional mean; chosen on the tabular suite's
+#: tuning half, benchmarks/tabular/README.md "Evidence for defaults")
+AUTO_THRESHOLD = 3.0
+#: smallest and largest share of the fit's epsilon spent on the location and scale of y
+#: (``huber_threshold="auto"``, :func:`huber_y_plan`)
+Y_SHARE = (0.1, 0.5)
+#: predictions of ``huber_threshold="auto"`` are clipped to ``center_ -+ PREDICT_COVER *
+#: y_scale_`` (post-processing of the released median and scale; see ``predict``); wide enough
+#: for the upper tail of a right-skewed target (chosen with ``AUTO_THRESHOLD``)
+PREDICT_COVER = 4.0
+
+
+def huber_y_plan(epsilon, n_samples):
+    """The public plan of the location and scale of y of ``huber_threshold="auto"``.
+
+    Three exponential-mechanism medians (``dp_sklearn.linear_model._auto.private_bounds_y``
+    in its ``"mad"`` mode): a coarse median ``m0`` of y (log-uniform in ``|y|`` over
+    ``BOUNDS_Y_SEARCH``), the median ``m`` (log-uniform in ``|y - m0|``) and the median
+    absolute deviation ``d`` of ``|y - m|``, each at privacy loss ``share * epsilon / 3``.
+    A median at loss ``e`` has a utility margin of ``e n / 4`` nats; the share gives each
+    release ``LOCATE_NATS`` of margin (``12 LOCATE_NATS / (n epsilon)``), clipped to
+    ``Y_SHARE``. When that margin needs more than ``Y_SHARE[1]`` of epsilon, a
+    mislocated median would put every prediction far from y; the plan is then
+    ``"center"``: the two medians only, with ``LOCATE_NATS`` each (``8 LOCATE_NATS / (n
+    epsilon)``, at most ``CENTER_SHARE``), and the fit predicts the released median
+    (post-processing; the model's remaining budget is spent and its output discarded, as
+    ``bounds_y="auto"`` does in that mode).
+
+    Parameters
+    ----------
+    epsilon : float
+        The fit's total epsilon, in nats (``inf``: exact quantiles, nothing spent).
+    n_samples : int
+        Number of training rows (public).
+
+    Returns
+    -------
+    plan : dp_sklearn.linear_model._auto.BoundsYPlan
+        Mode ``"mad"`` (``eps_median``, each median, equals ``eps_side``, the MAD) or
+        ``"center"`` (``eps_side`` = 0).
+    """
+    n = max(int(n_samples), 1)
+    if not np.isfinite(epsilon):
+        return BoundsYPlan(Y_SHARE[0], "mad", np.inf, np.inf, 0.25)
+    eps = float(epsilon)
+    share = 12.0 * LOCATE_NATS / (n * eps)
+    if share > Y_SHARE[1]:
+        share = float(np.clip(8.0 * LOCATE_NATS / (n * eps), Y_SHARE[0], CENTER_SHARE))
+        return BoundsYPlan(share, "center", share * eps / 2.0, 0.0, 0.25)
+    share = float(max(share, Y_SHARE[0]))
+    return BoundsYPlan(share, "mad", share * eps / 3.0, share * eps / 3.0, 0.25)
 
 
 class DPHuberRegressor(RegressorMixin, _DPLinearBase):
@@ -45,12 +100,16 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         The Huber threshold t (> 0), in units of y: residuals beyond it are penalized
         linearly. A float is a public choice (a scale of the residuals one expects; a
         wrong value costs efficiency, never privacy), and the targets are used as they
-        are. ``"auto"``: a private median ``m`` and median absolute deviation of y
-        (the two exponential-mechanism medians of ``bounds_y="auto"``, 20% of
-        epsilon, ``dp_sklearn.linear_model._auto.private_bounds_y``); the targets
-        are centred on ``m`` (a release, not a bound: nothing is clipped) and
-        ``t = 1.35 * 1.4826 * MAD``, scikit-learn's default threshold 1.35 in units of
-        the normal-consistent MAD. Released as ``center_`` and ``huber_threshold_``.
+        are, predictions unclipped. ``"auto"``: a private median ``m`` and median
+        absolute deviation of y (three exponential-mechanism medians on a log scale over
+        ``BOUNDS_Y_SEARCH`` = +-1e15, the ``"mad"`` mode of
+        ``dp_sklearn.linear_model._auto.private_bounds_y``, with the share of epsilon of
+        :func:`huber_y_plan`); the targets are centred on ``m`` (a release, not a bound:
+        nothing is clipped), ``y_scale_ = 1.4826 * MAD`` (the normal-consistent MAD) and
+        ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. Predictions are clipped to
+        ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``), post-processing that
+        bounds how far a noisy fit can stray from the bulk of y (see ``predict``). Released as ``center_``, ``y_scale_`` and
+        ``huber_threshold_``.
     alpha : float, default=1e-4
         l2 penalty (>= 0) on ``w``, in the units of the objective above.
     epsilon : float, default=1.0
@@ -113,6 +172,12 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         The threshold used: ``huber_threshold`` or its private estimate.
     center_ : float
         The value subtracted from y: 0.0, or the private median with ``"auto"``.
+    y_scale_ : float
+        With ``"auto"``: the private scale of y (1.4826 times its private MAD; the
+        interquartile range over 1.349 at ``epsilon=inf``); NaN with a public threshold.
+    prediction_range_ : tuple of float
+        ``(low, high)``: ``predict`` clips to it; ``center_ -+ PREDICT_COVER * y_scale_``
+        with ``"auto"``, ``(-inf, inf)`` with a public threshold.
     clipped_fraction_ : dict of str to float
         Only with ``report_clipping=True``: ``{"data_norm": ...}``.
     dp_event_ : dp_accounting.DpEvent
@@ -138,6 +203,13 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         needs delta > 0, NaN or inf in X or y; raised before any budget is reserved.
     BudgetExceededError
         From ``fit``: the planned event would exceed ``ledger``'s cap (nothing is drawn).
+
+    Warns
+    -----
+    UserWarning
+        From ``fit`` with ``huber_threshold="auto"``, when ``epsilon * n_samples`` (public)
+        is too small for the plan of :func:`huber_y_plan` to fit a model: the fit then
+        predicts the released median.
 
     See Also
     --------
@@ -206,30 +278,53 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
 
     def _encode_targets(self, y):
         self._n_targets = int(y.shape[0])  # public: sets the share of the "auto" threshold
+        if isinstance(self.huber_threshold, str) and huber_y_plan(self.epsilon, self._n_targets).mode == "center":
+            warnings.warn(f"huber_threshold='auto' with epsilon * n_samples = {self.epsilon * self._n_targets:.4g}: "
+                          "too little to locate y and fit a model, so the model predicts a private median of y. "
+                          "Pass a public huber_threshold, or more data or epsilon.", UserWarning, stacklevel=4)
         return y, HuberLoss()
 
     def _auto_share(self, name):
-        if name == "bounds_y":
-            return bounds_y_plan(self.epsilon, self._n_targets).share
+        if name == "huber_y":
+            return huber_y_plan(self.epsilon, self._n_targets).share
         return super()._auto_share(name)
 
     def _auto_estimates(self):
-        # "auto": the private median and MAD of bounds_y="auto" (accounted in _auto_events)
-        return ("bounds_y",) * isinstance(self.huber_threshold, str) + super()._auto_estimates()
+        # "auto": the private median and MAD of huber_y_plan (accounted in _auto_events)
+        return ("huber_y",) * isinstance(self.huber_threshold, str) + super()._auto_estimates()
+
+    def _draw_auto(self, X, y, rng):
+        """Release the median and MAD of y first ("auto" threshold), then the base class's bounds."""
+        if isinstance(self.huber_threshold, str):
+            if is_dask_collection(y):  # the 1-D targets come to the client, as for bounds_y="auto"
+                y = auto_inputs(X, y, ("bounds_y",), None)[0]
+            plan = huber_y_plan(self.epsilon, y.shape[0])
+            self._y_bounds, self._y_center = private_bounds_y(y, self.epsilon, rng, plan=plan)
+        return super()._draw_auto(X, y, rng)
 
     def _transform_targets(self, y, rng):
         if isinstance(self.huber_threshold, str):
-            low, high = self.__dict__.pop("bounds_y_")  # about m -+ COVER_Z scales, released by _draw_auto
+            low, high = self.__dict__.pop("_y_bounds")  # m -+ (COVER_Z / z_0.75) MAD, released by _draw_auto
             center = self._y_center  # the released median
-            floor = max(1e-12, 1e-9 * abs(center))  # a range collapsed on the median (tiny epsilon n)
-            t = max(AUTO_THRESHOLD * (high - low) / (2.0 * COVER_Z), floor)
+            floor = max(1e-12, 1e-9 * abs(center))  # a MAD collapsed on the median (a point mass)
+            scale = max((high - low) / (2.0 * COVER_Z), floor)  # 1.4826 MAD (IQR / 1.349 at epsilon = inf)
+            t = AUTO_THRESHOLD * scale
+            half = PREDICT_COVER * scale
+            if huber_y_plan(self.epsilon, y.shape[0]).mode == "center":  # public: predict the released median
+                half = 0.0
+            self.prediction_range_ = (max(center - half, BOUNDS_Y_SEARCH[0]), min(center + half, BOUNDS_Y_SEARCH[1]))
         else:
-            center, t = 0.0, float(self.huber_threshold)
-        self.center_, self.huber_threshold_ = float(center), float(t)
+            center, scale, t = 0.0, float("nan"), float(self.huber_threshold)
+            self.prediction_range_ = (-np.inf, np.inf)
+        self.center_, self.y_scale_, self.huber_threshold_ = float(center), float(scale), float(t)
         return (y - center) / t, (center, t)
 
     def _set_coef(self, coef, intercept, target_map):
         center, t = target_map
+        low, high = self.prediction_range_
+        if low == high:  # "center" plan: the model predicts the released median
+            self.coef_, self.intercept_ = np.zeros_like(coef[:, 0]), float(center)
+            return
         self.coef_ = t * coef[:, 0]
         self.intercept_ = float(center + t * intercept[0]) if self.fit_intercept else float(center)
 
@@ -245,11 +340,22 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         Returns
         -------
         y_pred : ndarray or dask.array.Array of shape (n_samples,)
-            Predictions, in the units of y.
+            Predictions, in the units of y, clipped to ``prediction_range_``.
+
+        Notes
+        -----
+        On a test set with mean ``ybar`` and variance ``v``, ``R^2 = (2 cov(p, y) -
+        mean((p - ybar)^2)) / v``: a fit whose predictions are not anti-correlated with
+        y has ``R^2 >= -1`` as long as their root-mean-square distance from ``ybar`` is
+        at most the standard deviation of y. Noise drives predictions away from the
+        bulk of y, and the clip to ``center_ -+ PREDICT_COVER * y_scale_`` (the released
+        median and scale) caps that distance whatever the noise; the choice of
+        ``PREDICT_COVER`` is measured in ``benchmarks/tabular/README.md`` ("Evidence for
+        defaults").
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.prediction_range_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
