@@ -257,7 +257,7 @@ def _fit_quietly(est, X, y):
 
 
 def test_duplicate_csr_entries_are_summed_before_clipping():
-    # Audit at the strength: tests/test_audit_regressions.py.
+    # Audit at the strength: test_duplicate_sparse_entries_cannot_exceed_the_bound below.
     n, dups = 10, 100_000
     y = np.zeros(n)
     y[0] = 1.0
@@ -347,7 +347,7 @@ def test_duplicate_sparse_entries_cannot_exceed_the_bound(monkeypatch):
     # Power: 150 + 150 fits (75 + 75 evaluated) certify up to about 3 on a perfect
     # separation; the negative control (the normalization before the fix, same pair,
     # same statistic, 400 + 400 fits) reaches 2.86, so an audit bound <= 1 here is a real pass.
-    # Column 1 is covered by tests/test_data.py (same code path, exact matrices).
+    # Column 1 is covered by the exact-matrix tests above (same code path).
     D, D_prime = _duplicate_entry_pair(0)
     stat = _other_coefficient(0)
     res = audit_epsilon(_frank_wolfe_lasso, D, D_prime, n_samples=150, statistic=stat, random_state=0)

@@ -1,4 +1,6 @@
-"""DPStandardScaler(strategy="global"): calibration, audit with a negative control, the public choice."""
+"""dp_sklearn/preprocessing/_global.py: DPStandardScaler(strategy="global") (calibration, audit with a
+negative control, the public choice) and quantile_range="auto" (public quantile levels that widen the
+private range with n)."""
 
 import numpy as np
 import pytest

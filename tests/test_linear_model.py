@@ -1,4 +1,7 @@
-"""scikit-learn's estimator checks on every estimator x registered solver (no blanket xfail).
+"""What every estimator of dp_sklearn.linear_model shares (scikit-learn's sklearn/tests/test_common.py
+for this package): scikit-learn's estimator checks on every estimator x registered solver (no
+blanket xfail), common parameter validation, reproducibility, clone, pickle, sparse and pandas input,
+and docstrings. The tests of one estimator are in the test file of its module (test_ridge.py, ...).
 
 The list is generated from the solver registry: a new mechanism is checked on every
 estimator it serves without editing this file. Mechanisms that declare a dimension limit

@@ -1,4 +1,5 @@
-"""DPGridSearchCV: accounted private hyperparameter selection (Papernot & Steinke, ICLR 2022)."""
+"""DPGridSearchCV (dp_sklearn.model_selection): accounted private hyperparameter selection (Papernot &
+Steinke, ICLR 2022), and the attacks on it with their hardening (issue 8: 0b, 0c, 0e, 2, 12; issue 10: 4)."""
 
 import math
 import re
