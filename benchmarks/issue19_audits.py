@@ -3,7 +3,7 @@
     python -m benchmarks.issue19_audits [--only search,online,sampler,timing,acceptance]
 
 Reuses the pairs, mechanisms and re-injected old code paths of the tests
-(tests/test_model_selection_attacks.py, tests/solvers/test_online.py,
+(tests/test_model_selection.py, tests/solvers/test_online.py,
 tests/solvers/test_exponential_sampling.py) so that the numbers are those of the tests'
 configurations at the issue's strength. Prints one line per audit: the empirical lower
 bound on epsilon (audit_epsilon, 95% Clopper-Pearson) and the claimed epsilon. "timing"
@@ -56,7 +56,7 @@ def _report(label, claimed, run):
 
 
 def search(configs=((3, 0.1), (2, 0.1), (2, 0.3))):
-    import test_model_selection_attacks as t
+    import test_model_selection as t
 
     from dp_sklearn.audit import audit_epsilon
 

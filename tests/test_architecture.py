@@ -1,6 +1,7 @@
 """The shape of the code: layers without cycles, computed from the import graph of every
-module, and mechanisms that do not import each other. (No gate on line counts: a module is
-split when it holds two concepts, which no count measures.)"""
+module, mechanisms that do not import each other, and test files that mirror the modules.
+(No gate on line counts: a module is split when it holds two concepts, which no count
+measures.)"""
 
 import ast
 from pathlib import Path
@@ -120,3 +121,70 @@ def test_mechanisms_do_not_import_each_other():
             if pair not in ALLOWED_MECHANISM_IMPORTS:
                 bad.append(pair)
     assert not bad, bad
+
+
+# ---------------------------------------------------------------------------- tests mirror the modules
+TESTS = Path(__file__).resolve().parent
+BENCHMARKS = TESTS.parent / "benchmarks"
+#: test files that test no single module (as scikit-learn's sklearn/tests/ holds test_common.py
+#: and test_docstrings.py next to the per-module files)
+CROSS_CUTTING = {
+    "test_architecture.py",  # the import graph of every module, and this layout
+    "test_docs.py",  # README and docs pages against the code, numpydoc on every public object
+}
+
+
+def _mirror_names(directory):
+    """The names a test file may mirror in one directory of the package: every module and
+    subpackage without its leading underscore (``linear_model/_ridge.py`` -> ``ridge``,
+    ``_private_stats/`` -> ``private_stats``), and a family of modules by its shared first word
+    (``_dask_design.py``, ``_dask_fit.py``, ``_dask_predict.py`` -> ``dask``)."""
+    names = set()
+    stems = []
+    for path in directory.rglob("*"):
+        if "__pycache__" in path.parts or not (path.suffix == ".py" or (path / "__init__.py").exists()):
+            continue
+        for part in path.relative_to(directory).with_suffix("").parts:
+            if part != "__init__":
+                names.add(part.lstrip("_"))
+                stems.append(part.lstrip("_"))
+    words = [s.split("_")[0] for s in stems if "_" in s]
+    names |= {w for w in set(words) if words.count(w) >= 2}
+    return names
+
+
+def _unmirrored(test_files, names, benchmarks=None):
+    """Test files named after no module: test_<name>.py needs <name> among ``names``;
+    test_benchmarks_<name>.py needs benchmarks/<name>.py or benchmarks/<name>/."""
+    bad = []
+    for f in test_files:
+        stem = f[len("test_"):-len(".py")]
+        if f in CROSS_CUTTING or stem in names:
+            continue
+        if benchmarks is not None and stem.startswith("benchmarks_"):
+            target = benchmarks / stem[len("benchmarks_"):]
+            if target.with_suffix(".py").exists() or target.is_dir():
+                continue
+        bad.append(f)
+    return bad
+
+
+def test_every_test_file_mirrors_a_module():
+    """tests/test_<name>.py tests dp_sklearn/.../_<name>.py (or the package <name>/); the solvers'
+    tests/solvers/test_<name>.py tests dp_sklearn/solvers/_<name>.py. A contributor finds the tests
+    of what they change by its name; a cross-cutting file is in CROSS_CUTTING with its reason."""
+    top = sorted(p.name for p in TESTS.glob("test_*.py"))
+    solver_tests = sorted(p.name for p in (TESTS / "solvers").glob("test_*.py"))
+    assert _unmirrored(top, _mirror_names(PACKAGE), BENCHMARKS) == []
+    assert _unmirrored(solver_tests, _mirror_names(PACKAGE / "solvers")) == []
+
+
+def test_mirror_check_can_fail():
+    names = _mirror_names(PACKAGE)
+    assert {"ridge", "private_stats", "quantiles", "dask", "ledger", "linear_model"} <= names
+    assert _unmirrored(["test_ridge.py", "test_estimators.py", "test_issue8_reproducers.py", "test_docs.py"],
+                       names) == ["test_estimators.py", "test_issue8_reproducers.py"]
+    assert _unmirrored(["test_benchmarks_tabular.py", "test_benchmarks_nothing.py"], names,
+                       BENCHMARKS) == ["test_benchmarks_nothing.py"]
+    assert _unmirrored(["test_ssp.py", "test_sampled_plans.py"], _mirror_names(PACKAGE / "solvers")) == [
+        "test_sampled_plans.py"]

@@ -5,6 +5,7 @@ The reproducers are ``benchmarks/targets_reproducers.py`` with fewer seeds.
 """
 
 import warnings
+from dp_accounting import dp_event
 
 import numpy as np
 import pytest
@@ -12,18 +13,22 @@ from sklearn.datasets import load_diabetes
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from dp_sklearn import DPRidge
+from dp_sklearn import DPLasso, DPRidge, PrivacyLedger
 from dp_sklearn._accounting import EpsilonDeltaDpEvent
 from dp_sklearn.audit import audit_epsilon
+from dp_sklearn.composition import compose_epsilon
 from dp_sklearn.linear_model._auto import (
+    AUTO_SHARE,
     BOUNDS_Y_SEARCH,
     BOUNDS_Y_SHARE,
+    BoundsYPlan,
     CENTER_SHARE,
     LOCATE_NATS,
     SIDE_LEVELS,
-    BoundsYPlan,
+    auto_event,
     bounds_y_plan,
     private_bounds_y,
+    private_data_norm,
 )
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPStandardScaler
@@ -208,3 +213,81 @@ def test_sparse_default_data_norm_does_not_grow_with_n_features():
     assert np.mean(acc) >= 0.78 and np.mean(old) <= 0.6
     # Dense input keeps sqrt(n_features): the branch reads the type of X only.
     assert default_data_norm(16, 2, False) == 4.0 and default_data_norm(16, np.inf, False) == 3.0
+
+
+# ------------------------------------------------------------------------------
+# Theory-driven defaults and "auto" bounds (issue 10, items 2 and 3): cheap versions of
+# ``benchmarks/defaults.py`` (fewer seeds, looser thresholds), calibration and audits.
+
+
+@pytest.fixture
+def _no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+# Replace-one pairs: one value 0.8 replaced by 0.1 moves the medians.
+_V, _V2 = np.array([0.2, 0.4, 0.6, 0.8]), np.array([0.2, 0.4, 0.6, 0.1])
+
+
+def _norm_mech(eps_total):
+    return lambda X, y, rng: np.array([private_data_norm(X, 2, eps_total, rng)])
+
+
+def _midpoint(out):
+    return np.clip(out.mean(axis=1), 0.0, 1.0)
+
+
+@pytest.mark.usefixtures("_no_warnings")
+def test_auto_events_are_planned_and_composed():
+    X, y = load_diabetes(return_X_y=True)
+    led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
+    m = DPRidge(epsilon=2.0, data_norm="auto", bounds_y="auto", ledger=led, random_state=0).fit(X, y)
+    events = m.dp_event_.events
+    share = bounds_y_plan(2.0, X.shape[0]).share
+    assert share == pytest.approx(24 * 18 / (442 * 2.0))  # closed form of the plan
+    assert events[0] == auto_event(2.0, "bounds_y", share)[1] == EpsilonDeltaDpEvent(2.0 * share, 0.0)
+    assert events[1] == EpsilonDeltaDpEvent(2.0 * AUTO_SHARE["data_norm"], 0.0)
+    # bounds_y="auto" releases its own center: no private mean of y, the model is next.
+    assert len(events) == 3 and not isinstance(events[2], dp_event.LaplaceDpEvent)
+    assert m.epsilon_ == 2.0 and compose_epsilon([m.dp_event_], 1e-5) <= 2.0 + 1e-9
+    assert led.total_epsilon() <= 2.0 + 1e-9
+    assert 0.0 < m.data_norm_ < 1.0 and m.bounds_y_[0] < 100 < 250 < m.bounds_y_[1]
+    # The plan does not depend on the data: a different dataset of the same shape, same event.
+    other = DPRidge(epsilon=2.0, data_norm="auto", bounds_y="auto", random_state=1).fit(X * 50 + 3, -y)
+    assert other.dp_event_ == m.dp_event_ and other.n_iter_ == m.n_iter_
+
+
+@pytest.mark.usefixtures("_no_warnings")
+def test_auto_bounds_y_default_shrinks_far_targets():
+    """y far outside (-1, 1): the old default (bounds_y=None) gave R^2 about -4; "auto" is the default now."""
+    X, y = load_diabetes(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y + 5000.0, test_size=0.3, random_state=0)
+    r2 = [r2_score(yte, DPLasso(epsilon=2.0, random_state=s).fit(Xtr, ytr).predict(Xte)) for s in range(3)]
+    assert min(r2) > -0.5
+    with pytest.warns(UserWarning, match="bounds_y='auto'"):
+        DPRidge(bounds_y=None, random_state=0).fit(Xtr, ytr)
+
+
+@pytest.mark.usefixtures("_no_warnings")
+def test_auto_data_norm_exact_at_infinite_epsilon_and_accurate():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2000, 5)) * 7.0
+    exact = float(np.median(np.linalg.norm(X, axis=1)))
+    assert private_data_norm(X, 2, np.inf, rng) == pytest.approx(exact)
+    est = [private_data_norm(X, 2, 1.0, np.random.default_rng(s)) for s in range(5)]
+    assert np.all(np.abs(np.log(np.array(est) / exact)) < 0.1)
+
+
+@pytest.mark.usefixtures("_no_warnings")
+def test_auto_data_norm_audit_calibrated_and_negative_control():
+    # bounds_y="auto": tests/test_auto.py
+    eps_total = 1.0 / AUTO_SHARE["data_norm"]  # the estimate claims epsilon 1
+    D, D2 = (_V[:, None], _V), (_V2[:, None], _V2)
+    stat = _midpoint  # heavy-tailed outputs (search range +-1e6): test the clipped midpoint
+    ok = audit_epsilon(_norm_mech(eps_total), D, D2, n_samples=2000, statistic=stat, random_state=0)
+    assert ok.epsilon_lower <= 1.0
+    # Negative control: the same estimate at a multiple of the claimed epsilon.
+    bad = audit_epsilon(_norm_mech(8.0 * eps_total), D, D2, n_samples=2000, statistic=stat, random_state=1)
+    assert bad.epsilon_lower > 1.0

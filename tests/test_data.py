@@ -7,8 +7,11 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from dp_sklearn import ClippingWarning, DPRidge
+from dp_sklearn import ClippingWarning, DPLasso, DPRidge
 from dp_sklearn._data import check_bound, count_clipped_rows, normalize_X, normalize_y
+import dp_sklearn._data as data_mod
+import dp_sklearn.solvers._frank_wolfe as fw_mod
+from dp_sklearn.audit import audit_epsilon
 
 RNG = np.random.default_rng(0)
 X_SMALL = RNG.normal(size=(30, 4))
@@ -237,3 +240,123 @@ def test_estimator_rejects_bounds_y_whose_width_overflows():
     for eps in (1.0, np.inf):
         with pytest.raises(ValueError, match="bounds_y"):
             DPRidge(epsilon=eps, bounds_y=(-1.7e308, 1.7e308), random_state=0).fit(X_SMALL, y)
+
+
+# ------------------------------------------------------------------------------
+# Issue 8 acceptance: every numbered reproducer, as written in the issue, end to end.
+#
+# Standardized diabetes ``X, y`` and ``led = PrivacyLedger(...)``, through the public API
+# only. Each test asserts the fixed behaviour; the detailed unit tests and the statistical
+# audits at the issue's strength live next to the code they cover (named per test).
+
+
+def _fit_quietly(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        return est.fit(X, y)
+
+
+def test_duplicate_csr_entries_are_summed_before_clipping():
+    # Audit at the issue's strength: test_duplicate_sparse_entries_cannot_exceed_the_bound below.
+    n, dups = 10, 100_000
+    y = np.zeros(n)
+    y[0] = 1.0
+    indptr = np.r_[0, np.full(n, dups)]
+    X_dup = sp.csr_matrix((np.ones(dups), np.zeros(dups, dtype=np.int32), indptr), shape=(n, 2))
+    X_clipped = sp.csr_matrix(([1.0], ([0], [0])), shape=(n, 2))  # the row as clipping must see it
+    before = (X_dup.data.copy(), X_dup.indices.copy(), X_dup.nnz)
+
+    def lasso():
+        return DPLasso(solver="frank_wolfe", data_norm=1, data_norm_ord=np.inf, radius=1, epsilon=1,
+                       bounds_y=(-1, 1), max_iter=10, random_state=0)
+
+    a = _fit_quietly(lasso(), X_dup, y)
+    b = _fit_quietly(lasso(), X_clipped, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert X_dup.nnz == before[2] and np.array_equal(X_dup.data, before[0])  # never mutated
+    assert np.array_equal(X_dup.indices, before[1])
+
+
+def test_huge_rows_are_clipped_not_zeroed(diabetes_full):
+    X, y = diabetes_full
+    ys = (y - y.mean()) / y.std()
+    huge = DPRidge(epsilon=np.inf, bounds_y=(-6, 6), data_norm=1).fit(X * 1e160, ys)
+    big = DPRidge(epsilon=np.inf, bounds_y=(-6, 6), data_norm=1).fit(X * 1e3, ys)  # same clipped rows
+    assert np.abs(huge.coef_).max() > 0.01
+    np.testing.assert_allclose(huge.coef_, big.coef_, rtol=1e-6)  # every row clipped to the same unit row
+
+
+# ------------------------------------------------------------------------------
+# Distinguishing attacks from the hardening review (issue 8), kept as audit regressions.
+#
+# Each test replays an attack at the strength it had in the issue, asserts that the
+# empirical lower bound on epsilon (dp_sklearn.audit.audit_epsilon, 95% Clopper-Pearson)
+# stays at most the claimed epsilon, and shows with a negative control (the same attack
+# against the code before the fix) that the same audit catches the violation.
+
+
+EPS = 1.0
+
+
+N, N_DUPLICATES = 10, 100_000
+
+
+def _duplicate_entry_pair(column):
+    """Replace-one pair: record 0 is empty in D; in D' it stores (0, column) 100,000 times as 1.0.
+
+    Every stored value of D' is within data_norm=1 (ord inf), so clipping stored
+    entries leaves them untouched, while scipy sums the duplicates in every product
+    (an effective |x_column| of 100,000).
+    """
+    y = np.zeros(N)
+    y[0] = 1.0
+    X = sp.csr_matrix((N, 2))
+    indptr = np.r_[0, np.full(N, N_DUPLICATES)]
+    X_dup = sp.csr_matrix((np.ones(N_DUPLICATES), np.full(N_DUPLICATES, column), indptr), shape=(N, 2))
+    return (X, y), (X_dup, y.copy())
+
+
+def _frank_wolfe_lasso(X, y, rng):
+    # The issue's estimator; max_iter=10 (instead of the default) keeps 300 fits with a
+    # 100,000-entry row at a few seconds. The attack acts at every step: the exponential
+    # mechanism sees a score 100,000 times larger than its sensitivity allows.
+    est = DPLasso(solver="frank_wolfe", data_norm=1, data_norm_ord=np.inf, radius=1, epsilon=EPS,
+                  bounds_y=(-1, 1), max_iter=10, random_state=rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        est.fit(X, y)
+    return np.r_[est.coef_, est.intercept_]
+
+
+def _other_coefficient(column):
+    """Score: high when the other feature's coefficient is 0, as when every step picks ``column``."""
+
+    def statistic(out):
+        return -np.abs(out[:, 1 - column])
+
+    return statistic
+
+
+def _non_canonical_copy(X):
+    """The normalization before the fix: a float64 CSR copy that keeps duplicate entries."""
+    return sp.csr_matrix(X, dtype=np.float64, copy=True)
+
+
+def test_duplicate_sparse_entries_cannot_exceed_the_bound(monkeypatch):
+    # Issue 8 item 0: lower bound 5.6 at epsilon=1 (1000 + 1000 fits) before the fix.
+    # Power: 150 + 150 fits (75 + 75 evaluated) certify up to about 3 on a perfect
+    # separation; the negative control (the normalization before the fix, same pair,
+    # same statistic, 400 + 400 fits) reaches 2.86, so an audit bound <= 1 here is a real pass.
+    # Column 1 is covered by the exact-matrix tests above (same code path).
+    D, D_prime = _duplicate_entry_pair(0)
+    stat = _other_coefficient(0)
+    res = audit_epsilon(_frank_wolfe_lasso, D, D_prime, n_samples=150, statistic=stat, random_state=0)
+    assert res.epsilon_lower <= EPS, res
+    monkeypatch.setattr(data_mod, "_canonical_csr", _non_canonical_copy)
+    # The pre-fix matrix keeps 100,000 duplicates in one row, so its Gram matrix costs
+    # 1e10 operations: the control takes the per-step gradient path (same mechanism).
+    monkeypatch.setattr(fw_mod, "gram_worthwhile", lambda problem: False)
+    # 400 + 400 fits for the control: at 150 its bound ranged 1.55-2.30 over seeds 1-3 with
+    # Frank-Wolfe's Gumbel draws taken as -log(Exponential) (same law, new stream); 400 gives 2.86.
+    bad = audit_epsilon(_frank_wolfe_lasso, D, D_prime, n_samples=400, statistic=stat, random_state=1)
+    assert bad.epsilon_lower > 2.0, bad

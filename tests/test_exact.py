@@ -1,10 +1,13 @@
 """The exact minimizer's certificate ||theta - theta*|| <= tol / mu, and its fallback (issue 8 item 0f)."""
 
+import warnings
 import numpy as np
 import pytest
+from dp_sklearn import ClippingWarning, DPLogisticRegression
 
 import dp_sklearn._exact as exact
 from dp_sklearn._data import Problem, normalize_X
+from dp_sklearn._exact import minimize
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from dp_sklearn._sets import L1Ball, L2Ball, Unconstrained, project_l1_ball
 
@@ -148,3 +151,45 @@ def test_gradient_error_bound_covers_the_rounding_error():
         g_ref = _ld_gradient(prob, theta.astype(LD), LD(mu), np.zeros(prob.dim, dtype=LD))
         assert float(np.sqrt(np.sum((g.astype(LD) - g_ref) ** 2))) <= err
         assert err < 1e-12
+
+
+# ------------------------------------------------------------------------------
+# Behaviour of the estimators: errors, scikit-learn integration, reproducibility, utility.
+
+
+def test_exact_minimizer_tolerance_certified():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    from dp_sklearn._data import Problem
+    from dp_sklearn._losses import LogisticLoss
+
+    Xt, xn, xi = normalize_X(X, 3.0, 2, True)
+    prob = Problem(Xt, y, LogisticLoss(), xn, xi, np.linalg.norm(Xt, axis=1))
+    theta = minimize(prob, None, l2_reg=0.01, tol=1e-10)
+    g = LogisticLoss().gradient(Xt, y, theta) + 0.01 * theta
+    assert np.linalg.norm(g) <= 1e-10
+    th1 = minimize(prob, L1Ball(0.5), tol=1e-9)
+    assert np.abs(th1).sum() <= 0.5 + 1e-12
+
+
+# ------------------------------------------------------------------------------
+# Issue 8 acceptance: every numbered reproducer, as written in the issue, end to end.
+#
+# Standardized diabetes ``X, y`` and ``led = PrivacyLedger(...)``, through the public API
+# only. Each test asserts the fixed behaviour; the detailed unit tests and the statistical
+# audits at the issue's strength live next to the code they cover (named per test).
+
+
+def _fit_quietly(est, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        return est.fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["output_perturbation", "objective_perturbation"])
+def test_uncertified_exact_minimizer_falls_back_without_exception(diabetes_full, solver):
+    X, y = diabetes_full
+    est = DPLogisticRegression(solver=solver, max_iter=1, random_state=0)  # the certificate cannot hold
+    est = _fit_quietly(est, X, y > 140)
+    assert np.all(np.isfinite(est.coef_))

@@ -86,7 +86,7 @@ def estimator_audit(name, kind, factory, delta, patch, monkeypatch):
     make = factory(delta)
 
     def mech(X, y, rng):
-        # Hyperparameters are validated in test_validation.py; the audit times the mechanism only.
+        # Hyperparameters are validated in tests/test_linear_model.py; the audit times the mechanism only.
         with config_context(skip_parameter_validation=True):
             m = make(rng).fit(X, y)
         return np.concatenate([np.ravel(m.coef_), np.ravel(m.intercept_)])

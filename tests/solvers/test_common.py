@@ -18,18 +18,22 @@ from dp_accounting import dp_event
 
 from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge, DPSparseLinearRegression, DPSparseLogisticRegression
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier
-from dp_sklearn._losses import LOSSES, PROPERTIES
-from dp_sklearn._data import Problem
+from dp_sklearn._losses import LOSSES, LogisticLoss, MultinomialLoss, PROPERTIES, SquaredLoss
+from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._sets import L1Ball, L2Ball, Unconstrained
 from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.solvers import SOLVERS
-from dp_sklearn.solvers._frank_wolfe_gaussian import frank_wolfe_gaussian
+import dp_sklearn.solvers._common as common_mod
+from dp_sklearn.solvers._base import PublicProblem
+from dp_sklearn.solvers._common import MIN_BATCH, _sampled_clipped_sum, default_sampling_rate, poisson_sample
+from dp_sklearn.solvers._frank_wolfe_gaussian import frank_wolfe_gaussian, plan_frank_wolfe_gaussian
 from dp_sklearn.solvers._ight import L0Set, ight
-from dp_sklearn.solvers._mirror_descent import mirror_descent
+from dp_sklearn.solvers._mirror_descent import mirror_descent, plan_mirror_descent
 from dp_sklearn.solvers._noisy_gd import noisy_gd
 
-from solver_helpers import DELTA, EPS, GRID, run_solver
+from solver_helpers import (DELTA, EPS, GRID, check_sampled_result, replace_one_hockey_stick_delta, run_solver,
+                            sampled_problem, solver_audit, solver_mechanism)
 
 NAMES = sorted(SOLVERS)
 HERE = pathlib.Path(__file__).parent
@@ -286,3 +290,152 @@ def test_poisson_sample_edges():
     assert np.array_equal(poisson_sample(rng, 7, 1.0), np.arange(7))
     big = poisson_sample(rng, 10**6, 1e-4)  # chunked draw path: sorted, in range
     assert np.all(np.diff(big) > 0) and big[-1] < 10**6
+
+
+# ------------------------------------------------------------------------------
+# Speed work (issue 11) changes no released value: same seed -> same coefficients.
+#
+# * the in-place clipped gradient sum equals the plain formula (every loss, dense / CSR);
+# * the old per-step loops (reference copies below) and the new ones agree to 1e-10;
+# * the Gram path (squared loss, clip norm that can never bind) releases the same
+#   coefficients as the data path, and is never taken when clipping could bind.
+
+
+def _problem(loss=None, n=400, p=6, sparse=False, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random((n, p)) < 0.4))
+    Xt, x_norm, x_inf = normalize_X(X, 1.5, 2, True)  # many rows clipped to the bound
+    loss = loss or SquaredLoss()
+    if isinstance(loss, MultinomialLoss):
+        y = np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
+    elif isinstance(loss, LogisticLoss):
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    else:
+        y = np.clip(rng.standard_normal(n), -1, 1)  # targets at the bounds +-1 included
+    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xt, axis=1)
+    return Problem(Xt, y, loss, x_norm, x_inf, rn, 0.01)
+
+
+def _old_clipped_sum(loss, X, y, theta, row_norms, C):
+    d = loss.dphi(loss.margins(X, theta), y)
+    dn = np.abs(d) if d.ndim == 1 else np.linalg.norm(d, axis=1)
+    scale = np.minimum(1.0, C / np.maximum(dn * row_norms, 1e-300))
+    d = d * scale if d.ndim == 1 else d * scale[:, None]
+    return np.asarray(X.T @ d).ravel()
+
+
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss(), MultinomialLoss(3)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_inplace_clipped_sum_equals_formula(loss, sparse):
+    prob = _problem(loss, sparse=sparse)
+    theta = np.random.default_rng(1).standard_normal(prob.dim)
+    for C in (0.05, 0.5, 50.0):  # binding, partly binding, never binding
+        new = loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, C)
+        old = _old_clipped_sum(loss, prob.X, prob.y, theta, prob.row_norms, C)
+        np.testing.assert_allclose(new, old, rtol=0, atol=1e-13)
+
+
+# ------------------------------------------------------------------------------
+# Issue 11: one copy of X per fit (blockwise normalization), the large-n sampled default of noisy_gd.
+
+
+RNG = np.random.default_rng(0)
+
+
+X_DENSE = RNG.normal(size=(3000, 7)) * np.exp(RNG.normal(size=(3000, 1)))  # rows of very different norms
+
+
+def test_sampled_sum_in_chunks_equals_one_gather():
+    X = np.c_[X_DENSE / 40, np.ones(3000)]
+    y = np.where(RNG.random(3000) < 0.5, 1.0, -1.0)
+
+    class P:
+        pass
+
+    problem = P()
+    problem.X, problem.y, problem.row_norms = X, y, np.linalg.norm(X, axis=1)
+    problem.loss = LogisticLoss()
+    theta = RNG.normal(size=8)
+    idx = poisson_sample(np.random.default_rng(1), 3000, 0.3)
+    ref = problem.loss.clipped_gradient_sum(X[idx], y[idx], theta, problem.row_norms[idx], 0.5)
+    np.testing.assert_allclose(_sampled_clipped_sum(problem, theta, 0.5, idx, block_entries=64), ref, rtol=1e-12)
+
+
+def test_poisson_sample_has_the_bernoulli_law():
+    rng = np.random.default_rng(0)
+    counts = np.zeros(1000)
+    sizes = []
+    for _ in range(2000):
+        idx = poisson_sample(rng, 1000, 0.005)
+        assert np.all(np.diff(idx) > 0)
+        counts[idx] += 1
+        sizes.append(idx.size)
+    assert abs(np.mean(sizes) - 5.0) < 0.25 and abs(np.var(sizes) - 5 * 0.995) < 0.6  # Binomial(1000, 0.005)
+    assert abs(counts.mean() - 10.0) < 0.5 and counts.std() < 4.5  # every record with probability q
+
+
+def test_default_sampling_rate_switches_only_at_large_n():
+    assert default_sampling_rate(30_000, 1000, 1.0, 1e-5) == 1.0
+    assert default_sampling_rate(10**6, 1000, 1.0, 1e-6) == pytest.approx(MIN_BATCH / 10**6)
+    assert default_sampling_rate(10**6, 1000, np.inf, 1e-6) == 1.0
+
+
+# ------------------------------------------------------------------------------
+# Poisson-sampled steps of mirror_descent and frank_wolfe_gaussian (shared with noisy_gd through
+# dp_sklearn.solvers._common.gradient_steps_plan): calibration against the replace-one closed form,
+# the large-n default plan from public values, audits with negative controls.
+
+
+SAMPLED_SOLVERS = [(mirror_descent, L1Ball(2.0)), (mirror_descent, L2Ball(2.0)), (frank_wolfe_gaussian, L2Ball(2.0))]
+
+
+SAMPLED_PLANS = [(plan_mirror_descent, L1Ball(1.0)), (plan_frank_wolfe_gaussian, L2Ball(1.0))]
+
+
+@pytest.mark.parametrize("solver, constraint", SAMPLED_SOLVERS)
+def test_sampled_event_noise_and_closed_form(solver, constraint):
+    prob = sampled_problem()
+    res = solver(prob, constraint, epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=1, batch_size=40)
+    q = 40 / 200
+    zp = check_sampled_result(res, q, 1)
+    # one sampled step meets (EPS, DELTA) exactly for the replace-one mixture pair (quadrature)
+    assert replace_one_hockey_stick_delta(EPS, zp, q) == pytest.approx(DELTA, rel=0.02)
+    with pytest.raises(ValueError, match="full-batch calibration"):
+        solver(prob, constraint, epsilon=EPS, delta=DELTA, rng=np.random.default_rng(1), max_iter=1, batch_size=40,
+               accounting="paper")
+    for bad in (0, 201, 2.5):
+        with pytest.raises(ValueError, match="batch_size"):
+            solver(prob, constraint, epsilon=EPS, delta=DELTA, rng=np.random.default_rng(0), batch_size=bad)
+
+
+@pytest.mark.parametrize("plan, constraint", SAMPLED_PLANS)
+def test_large_n_default_plan_is_sampled_from_public_values(plan, constraint):
+    big = PublicProblem(10**6, 11, 1.0, 1.0, SquaredLoss(), 0.0)
+    p = plan(big, constraint, epsilon=1.0, delta=1e-6)
+    q = default_sampling_rate(10**6, p.n_iter, 1.0, 1e-6)
+    assert p.info["sampling_rate"] == q and q * 10**6 >= MIN_BATCH and q < 0.25
+    assert p.event == dp_event.SelfComposedDpEvent(
+        dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(2 * p.noise_scale)), p.n_iter)
+    # the noise on the mean gradient stays within a few % of the full-batch plan's
+    full = plan(big, constraint, epsilon=1.0, delta=1e-6, batch_size="full")
+    assert full.info["sampling_rate"] == 1.0 and "Poisson" not in repr(full.event)
+    assert p.info["sigma"] / (q * 10**6) == pytest.approx(full.info["sigma"] / 10**6, rel=0.05)
+    for n in (30_000, 50_000):  # noisy_gd samples from n = 40,000; these solvers from 100,000
+        small = plan(PublicProblem(n, 11, 1.0, 1.0, SquaredLoss(), 0.0), constraint, epsilon=1.0, delta=1e-6)
+        assert small.info["sampling_rate"] == 1.0
+    paper = plan(big, constraint, epsilon=1.0, delta=1e-6, accounting="paper")
+    assert paper.info["sampling_rate"] == 1.0  # the papers' calibrations are full-batch ones
+
+
+@pytest.mark.parametrize("solver, constraint", [(mirror_descent, L2Ball(10.0)), (frank_wolfe_gaussian, L2Ball(10.0))])
+def test_sampled_audit_calibrated_passes(solver, constraint):
+    solver_audit(solver_mechanism(solver, constraint, max_iter=1, batch_size=5), private=True)
+
+
+@pytest.mark.parametrize("solver, constraint", [(mirror_descent, L2Ball(10.0)), (frank_wolfe_gaussian, L2Ball(10.0))])
+def test_sampled_audit_catches_undernoised(solver, constraint, monkeypatch):
+    real = common_mod.poisson_noise_multiplier
+    monkeypatch.setattr(common_mod, "poisson_noise_multiplier", lambda e, d, T, q: real(e, d, T, q) / 8)
+    solver_audit(solver_mechanism(solver, constraint, max_iter=1, batch_size=5), private=False)

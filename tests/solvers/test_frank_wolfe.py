@@ -6,15 +6,21 @@ import math
 import numpy as np
 import pytest
 from dp_accounting import dp_event
+import scipy.sparse as sp
+from scipy.special import logsumexp
 
-from dp_sklearn import DPLasso
+from dp_sklearn import DPLasso, _noise
 from dp_sklearn._accounting import EpsilonDeltaDpEvent, zcdp_epsilon_upper_bound, zcdp_rho
-from dp_sklearn._losses import SquaredLoss
+from dp_sklearn._data import Problem, normalize_X
+from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from dp_sklearn._sets import L1Ball
 from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn.solvers import get_solver
+from dp_sklearn.solvers._base import PublicProblem
 import dp_sklearn.solvers._frank_wolfe as fw_mod
-from dp_sklearn.solvers._frank_wolfe import advanced_composition_epsilon0, frank_wolfe
+from dp_sklearn.solvers._frank_wolfe import (advanced_composition_epsilon0, frank_wolfe, gumbel_argmax,
+                                             plan_frank_wolfe, run_frank_wolfe)
+from dp_sklearn.solvers._mirror_descent import plan_mirror_descent, run_mirror_descent
 
 
 from solver_helpers import DELTA, EPS, GRID, check_epsilon_inf_converges, estimator_audit, glm_problem, run_solver
@@ -87,3 +93,98 @@ def test_frank_wolfe_printed_scale_overshoots_where_fixed():
 @pytest.mark.parametrize("solver, constraint, kw", [(frank_wolfe, L1Ball(0.6), {})])
 def test_frank_wolfe_epsilon_inf_converges_to_the_exact_minimizer(solver, constraint, kw):
     check_epsilon_inf_converges(solver, constraint, kw, gap=1e-4)
+
+
+# ------------------------------------------------------------------------------
+# Speed work (issue 11) changes no released value: same seed -> same coefficients.
+#
+# * the in-place clipped gradient sum equals the plain formula (every loss, dense / CSR);
+# * the old per-step loops (reference copies below) and the new ones agree to 1e-10;
+# * the Gram path (squared loss, clip norm that can never bind) releases the same
+#   coefficients as the data path, and is never taken when clipping could bind.
+
+
+def _problem(loss=None, n=400, p=6, sparse=False, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random((n, p)) < 0.4))
+    Xt, x_norm, x_inf = normalize_X(X, 1.5, 2, True)  # many rows clipped to the bound
+    loss = loss or SquaredLoss()
+    if isinstance(loss, MultinomialLoss):
+        y = np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
+    elif isinstance(loss, LogisticLoss):
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    else:
+        y = np.clip(rng.standard_normal(n), -1, 1)  # targets at the bounds +-1 included
+    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xt, axis=1)
+    return Problem(Xt, y, loss, x_norm, x_inf, rn, 0.01)
+
+
+def _public(problem):
+    return PublicProblem(problem.n, problem.dim, problem.x_norm, problem.x_inf, problem.loss, problem.l2_reg)
+
+
+def _old_mirror_descent(prob, plan, rng):
+    """The loop before the speed work (concatenated entropic step)."""
+    info, T, dim, R, eta = plan.info, plan.n_iter, prob.dim, plan.constraint.radius, plan.info["step_size"]
+    log_w, theta, avg = np.full(2 * dim, -np.log(2 * dim)), np.zeros(dim), np.zeros(dim)
+    noise = _noise.gaussian_stream(rng, info["sigma"], info["clip_norm"], dim, T)  # the layer, T steps drawn ahead
+    for _ in range(T):
+        g = prob.loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, info["clip_norm"])
+        g = noise.add(g) / prob.n + info["l2_reg"] * theta
+        log_w -= eta * R * np.concatenate([g, -g])
+        log_w -= logsumexp(log_w)
+        w = np.exp(log_w)
+        theta = R * (w[:dim] - w[dim:])
+        avg += theta
+    return avg / T
+
+
+def _old_frank_wolfe(prob, plan, rng):
+    """The loop before the speed work (two products with X per step), with the Gumbel noise drawn as
+    -log(standard exponential): the law of ``rng.gumbel``, the stream of ``gumbel_argmax``."""
+    R, eps0, sens, dim = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], prob.dim
+    theta = np.zeros(dim)
+    for t in range(plan.n_iter):
+        g = prob.loss.gradient(prob.X, prob.y, theta)
+        noisy = eps0 * np.concatenate([-R * g, R * g]) / (2.0 * sens) - np.log(rng.standard_exponential(2 * dim))
+        k = int(np.argmax(noisy))
+        s = np.zeros(dim)
+        s[k % dim] = R if k < dim else -R
+        theta = (1.0 - 2.0 / (t + 2.0)) * theta + 2.0 / (t + 2.0) * s
+    return theta
+
+
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
+def test_new_loops_match_old_loops(loss):
+    prob = _problem(loss)
+    pub = _public(prob)
+    md = plan_mirror_descent(pub, L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=20, l2_reg=0.01)
+    np.testing.assert_allclose(run_mirror_descent(prob, md, np.random.default_rng(3)),
+                               _old_mirror_descent(prob, md, np.random.default_rng(3)), rtol=0, atol=1e-10)
+    fw = plan_frank_wolfe(pub, L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=30)
+    np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(4)),
+                               _old_frank_wolfe(prob, fw, np.random.default_rng(4)), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", [LogisticLoss(), MultinomialLoss(3)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse):
+    prob = _problem(loss, sparse=sparse)
+    fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
+    np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
+                               _old_frank_wolfe(prob, fw, np.random.default_rng(5)), rtol=0, atol=1e-10)
+
+
+def test_gumbel_argmax_has_the_softmax_law():
+    logits = np.array([0.0, 1.0, -1.0, 2.0, 0.5])
+    p = np.exp(logits - logsumexp(logits))
+    rng = np.random.default_rng(0)
+    m = 40_000
+    counts = np.bincount([gumbel_argmax(logits, rng) for _ in range(m)], minlength=logits.size)
+    chi2 = float(np.sum((counts - m * p) ** 2 / (m * p)))
+    assert chi2 < 18.5  # chi-square with 4 degrees of freedom: P(> 18.5) < 1e-3
+    # negative control: the law of argmax(logits / 2 + G) is detected as different
+    counts_half = np.bincount([gumbel_argmax(logits / 2, rng) for _ in range(m)], minlength=logits.size)
+    assert float(np.sum((counts_half - m * p) ** 2 / (m * p))) > 100

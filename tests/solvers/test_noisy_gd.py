@@ -9,16 +9,21 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld import PLDAccountant
 from dp_accounting.privacy_accountant import NeighboringRelation
+import scipy.sparse as sp
 
 from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge, _noise
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier, gaussian_noise_multiplier, poisson_noise_multiplier
-from dp_sklearn._losses import LogisticLoss
+from dp_sklearn._data import Problem, normalize_X
+from dp_sklearn._losses import LogisticLoss, SquaredLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
+from dp_sklearn.composition import neighboring_relation
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.solvers import get_solver
 import dp_sklearn.solvers._common as common_mod
 from dp_sklearn.solvers import _noisy_gd
-from dp_sklearn.solvers._noisy_gd import default_clip_norm, noisy_gd
+from dp_sklearn.solvers._base import PublicProblem
+from dp_sklearn.solvers._noisy_gd import (curvature_share, default_clip_norm, default_n_iter, noisy_gd, plan_noisy_gd,
+                                          prior_radius)
 
 
 from solver_helpers import DELTA, EPS, check_sampled_result, replace_one_hockey_stick_delta, sampled_problem, PAPER_C, PAPER_DELTA, PAPER_EPS, PAPER_T, estimator_audit, glm_problem, make_problem, paper_sigma, run_solver, solver_audit, solver_mechanism
@@ -174,3 +179,95 @@ def test_minibatch_utility_fixed_seed():
                    batch_size=500, l2_reg=1e-4)
     acc = np.mean(np.sign(prob.X @ res.coef) == y)
     assert acc > 0.9
+
+
+# ------------------------------------------------------------------------------
+# Theory-driven defaults and "auto" bounds (issue 10, items 2 and 3): cheap versions of
+# ``benchmarks/defaults.py`` (fewer seeds, looser thresholds), calibration and audits.
+
+
+@pytest.fixture
+def _no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+@pytest.mark.usefixtures("_no_warnings")
+def test_default_n_iter_closed_form():
+    """T = ceil((3 (R n / (eta C z))^2 / (8 f))^(1/3)) within [10, 1000]."""
+    z = gaussian_noise_multiplier(1.0, 1e-5)
+    expected = math.ceil((3.0 / 8.0 * (2.0 * 400 / (0.5 * 0.7 * z)) ** 2) ** (1.0 / 3.0))
+    assert default_n_iter(400, 1.0, 1e-5, radius=2.0, step_size=0.5, clip_norm=0.7) == expected
+    f = curvature_share(LogisticLoss())
+    assert f == pytest.approx(4 * math.exp(-3) / (1 + math.exp(-3)) ** 2)
+    expected = math.ceil((3.0 / (8.0 * f) * (2.0 * 400 / (0.5 * 0.7 * z)) ** 2) ** (1.0 / 3.0))
+    assert default_n_iter(400, 1.0, 1e-5, radius=2.0, step_size=0.5, clip_norm=0.7, curvature_share=f) == expected
+    assert default_n_iter(10, 1e-3, 1e-5, radius=1.0, step_size=1.0, clip_norm=1.0) == 10
+    assert default_n_iter(10**7, 10.0, 1e-5, radius=1.0, step_size=1.0, clip_norm=1.0) == 1000
+
+
+@pytest.mark.usefixtures("_no_warnings")
+def test_prior_radius_is_public_and_bounded():
+    public = PublicProblem(398, 31, math.sqrt(2), 1.0, LogisticLoss(), l2_reg=1e-3)
+    assert prior_radius(public, Unconstrained(), 1e-3) == pytest.approx(math.sqrt(2 * math.log(2) / 1e-3))
+    assert prior_radius(public, L2Ball(3.0), 1e-3) == 3.0
+    sq = PublicProblem(300, 11, math.sqrt(2), 1.0, SquaredLoss())
+    assert prior_radius(sq, Unconstrained(), 0.0) == pytest.approx(1 / math.sqrt(2))
+    # The plan (T, event) is a function of public values only.
+    plan = plan_noisy_gd(public, Unconstrained(), epsilon=1.0, delta=1e-5, l2_reg=1e-3)
+    assert plan.n_iter == default_n_iter(398, 1.0, 1e-5, radius=prior_radius(public, Unconstrained(), 1e-3),
+                                         step_size=plan.info["step_size"], clip_norm=plan.info["clip_norm"],
+                                         curvature_share=curvature_share(LogisticLoss()))
+
+
+# ------------------------------------------------------------------------------
+# Issue 11: one copy of X per fit (blockwise normalization), the large-n sampled default of noisy_gd.
+
+
+RNG = np.random.default_rng(0)
+
+
+def test_large_n_default_plan_is_poisson_sampled_and_batch_size_n_forces_full_batches():
+    X = RNG.normal(size=(60_000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    est = DPLogisticRegression(solver="noisy_gd", max_iter=20, random_state=0, data_norm=3.0).fit(X, y)
+    assert "PoissonSampled" in repr(est.dp_event_) and neighboring_relation(est.dp_event_) == NeighboringRelation.REPLACE_ONE
+    full = DPLogisticRegression(solver="noisy_gd", max_iter=20, random_state=0, data_norm=3.0,
+                                batch_size=60_000).fit(X, y)
+    assert "PoissonSampled" not in repr(full.dp_event_)
+    assert abs(est.score(X, y) - full.score(X, y)) < 0.02
+
+
+# ------------------------------------------------------------------------------
+# Sparse-aware fitting: CSR input is never densified, and peak memory stays small.
+
+
+@pytest.fixture
+def no_densify(monkeypatch):
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a sparse matrix was densified")
+
+    for cls in (sp.csr_matrix, sp.csc_matrix, sp.coo_matrix, sp.csr_array, sp.csc_array, sp.coo_array):
+        monkeypatch.setattr(cls, "toarray", refuse)
+        monkeypatch.setattr(cls, "todense", refuse)
+
+
+def _small_sparse(seed=0, n=400, p=300):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, p, density=0.02, format="csr", random_state=rng)
+    X.data = rng.standard_normal(X.data.size)
+    w = np.zeros(p)
+    w[:4] = [2.0, -2.0, 1.5, 1.0]
+    y = np.asarray(X @ w).ravel() + 0.05 * rng.standard_normal(n)
+    return X, y
+
+
+def test_minibatch_noisy_gd_never_densifies(no_densify):
+    X, y = _small_sparse(2)
+    Xt, x_norm, x_inf = normalize_X(X, 3.0, 2, True)
+    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
+    prob = Problem(Xt, np.clip(y / 3, -1, 1), SquaredLoss(), x_norm, x_inf, rn, 0.0)
+    res = noisy_gd(prob, Unconstrained(), epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), max_iter=5,
+                   batch_size=40, l2_reg=1e-3)
+    assert np.all(np.isfinite(res.coef))

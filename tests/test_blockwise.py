@@ -1,4 +1,6 @@
-"""Sparse-aware fitting: CSR input is never densified, and peak memory stays small."""
+"""The blockwise normalization (dp_sklearn/_blockwise.py, issue 11): one copy of X per fit, sparse-aware
+fitting (CSR input is never densified, and peak memory stays small), block boundaries that change
+nothing."""
 
 import tracemalloc
 import warnings
@@ -8,11 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 from dp_sklearn import (ClippingWarning, DPLasso, DPLogisticRegression, DPSparseLinearRegression,
-                        DPSparseLogisticRegression)
-from dp_sklearn._data import Problem, normalize_X
-from dp_sklearn._losses import SquaredLoss
-from dp_sklearn._sets import Unconstrained
-from dp_sklearn.solvers._noisy_gd import noisy_gd
+                        DPSparseLogisticRegression, _blockwise)
+from dp_sklearn._data import normalize_X
 
 
 @pytest.fixture
@@ -63,16 +62,6 @@ def test_classifiers_never_densify(make, no_densify):
     assert m.predict(X).shape == (X.shape[0],)
 
 
-def test_minibatch_noisy_gd_never_densifies(no_densify):
-    X, y = _small_sparse(2)
-    Xt, x_norm, x_inf = normalize_X(X, 3.0, 2, True)
-    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel())
-    prob = Problem(Xt, np.clip(y / 3, -1, 1), SquaredLoss(), x_norm, x_inf, rn, 0.0)
-    res = noisy_gd(prob, Unconstrained(), epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), max_iter=5,
-                   batch_size=40, l2_reg=1e-3)
-    assert np.all(np.isfinite(res.coef))
-
-
 def test_peak_memory_on_a_large_sparse_problem():
     """20000 x 50000 CSR at 0.5% density (5e6 nonzeros, 60 MB): dense would be 8 GB."""
     rng = np.random.default_rng(0)
@@ -117,3 +106,71 @@ def test_peak_memory_of_a_csr_fit_is_one_clipped_copy(make):
     finally:
         tracemalloc.stop()
     assert peak <= 1.25 * nbytes, f"peak {peak / nbytes:.2f} x X.nbytes"  # frank_wolfe with a CSC copy: 2.07
+
+
+# ------------------------------------------------------------------------------
+# Issue 11: one copy of X per fit (blockwise normalization), the large-n sampled default of noisy_gd.
+
+
+RNG = np.random.default_rng(0)
+
+
+X_DENSE = RNG.normal(size=(3000, 7)) * np.exp(RNG.normal(size=(3000, 1)))  # rows of very different norms
+
+
+def _norm(X, ord_=2, intercept=True):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        return normalize_X(X, 2.0, ord_, intercept)[0]
+
+
+def _dense(M):
+    return M.toarray() if sp.issparse(M) else M
+
+
+@pytest.mark.parametrize("ord_", [2, np.inf])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_block_boundaries_do_not_change_the_result(monkeypatch, ord_, sparse):
+    X = sp.csr_matrix(np.where(np.abs(X_DENSE) > 0.7, X_DENSE, 0.0)) if sparse else X_DENSE
+    whole = _dense(_norm(X, ord_))
+    monkeypatch.setattr(_blockwise, "BLOCK_ENTRIES", 50)  # hundreds of blocks, some rows split across none
+    blocks = _dense(_norm(X, ord_))
+    np.testing.assert_array_equal(blocks, whole)
+    assert (np.linalg.norm(blocks[:, :-1], axis=1) <= 1.0).all() if ord_ == 2 else np.abs(blocks).max() <= 1.0
+    np.testing.assert_array_equal(blocks[:, -1], 1.0)
+
+
+def test_float32_input_gives_the_float64_result():
+    X32 = X_DENSE.astype(np.float32)
+    np.testing.assert_array_equal(_norm(X32), _norm(X32.astype(np.float64)))
+    Xs = sp.csr_matrix(np.where(np.abs(X32) > 0.7, X32, 0))
+    np.testing.assert_array_equal(_norm(Xs).toarray(), _norm(Xs.astype(np.float64)).toarray())
+
+
+def test_non_canonical_csr_gives_the_canonical_result():
+    X = sp.csr_matrix(np.where(np.abs(X_DENSE) > 0.7, X_DENSE, 0.0))
+    coo = X.tocoo()
+    half = coo.data / 2  # every entry stored twice, in reverse order, plus explicit zeros
+    dup = sp.csr_matrix((np.r_[half, half, np.zeros(5)][::-1], (np.r_[coo.row, coo.row, np.arange(5)][::-1],
+                                                                np.r_[coo.col, coo.col, np.zeros(5, int)][::-1])),
+                        shape=X.shape)
+    assert not _blockwise.is_canonical_csr(dup) and _blockwise.is_canonical_csr(X)
+    out, ref = _norm(dup), _norm(X)
+    np.testing.assert_allclose(out.toarray(), ref.toarray(), rtol=1e-15, atol=0)
+    assert out.nnz == ref.nnz == X.nnz + X.shape[0]
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_normalization_allocates_about_one_copy_of_X(sparse):
+    X = RNG.normal(size=(200_000, 50))  # 80 MB: the few MB of block temporaries are small beside it
+    if sparse:
+        cols = (np.arange(60) * 33 + RNG.integers(0, 33, size=(100_000, 60))).ravel()  # increasing in each row
+        X = sp.csr_matrix((RNG.normal(size=cols.size), cols, np.arange(0, cols.size + 1, 60)), shape=(100_000, 2000))
+    size = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sparse else X.nbytes
+    tracemalloc.start()
+    try:
+        _norm(X)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= 1.2 * size  # was about 5x X before issue 11
