@@ -359,8 +359,9 @@ class _DPLinearBase(BaseEstimator):
             if x_norm_t != x_norm or x_inf != 1.0:  # the public bounds the plan used
                 raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)
+            weights = self._record_weights(y_enc, sample_weight, rng)  # releases "balanced" counts if asked
             if weight_bound is not None:  # the weights travel with the targets (WeightedLoss)
-                y_t = WeightedLoss.attach(y_t, self._record_weights(y_enc, sample_weight, rng))
+                y_t = WeightedLoss.attach(y_t, weights)
             if self.report_clipping:  # the opt-in private diagnostic, planned in _auto_events
                 self.clipped_fraction_ = private_clipped_fraction(self._clip_counts(X, y_enc, B), n, self.epsilon, rng)
             else:

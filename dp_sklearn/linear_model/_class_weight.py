@@ -18,11 +18,13 @@ from dp_accounting import dp_event
 
 from .. import _noise
 
-__all__ = ["CLASS_WEIGHT_SHARE", "MAX_BALANCED_WEIGHT", "check_class_weight", "class_weight_event",
-           "class_weights", "max_class_weight"]
+__all__ = ["CLASS_WEIGHT_SHARE", "MAX_BALANCED_WEIGHT", "OFFSET", "check_class_weight", "class_weight_event",
+           "class_weights", "intercept_offset", "max_class_weight", "uses_offset"]
 
 #: share of the fit's epsilon spent on the class counts of class_weight="balanced"
 CLASS_WEIGHT_SHARE = 0.05
+#: whether the logistic models take class weights as an intercept offset at finite epsilon
+OFFSET = True
 #: public cap on a "balanced" weight (a class of 1 / (2 * 20) = 2.5% of two classes reaches it)
 MAX_BALANCED_WEIGHT = 20.0
 
@@ -83,3 +85,16 @@ def class_weights(class_weight, classes, idx, epsilon, rng):
         # replace-one moves one record between two classes: l1 sensitivity 2
         counts = _noise.add_laplace(rng, counts, 2.0 / (CLASS_WEIGHT_SHARE * float(epsilon)), 2.0, norm=1)
     return np.minimum(idx.size / (K * np.maximum(counts, 1.0)), MAX_BALANCED_WEIGHT)
+
+
+def uses_offset(class_weight, offset_model, fit_intercept, epsilon):
+    """Whether class weights enter as the intercept offset ``log w_c`` (public values only)."""
+    if class_weight is None or not offset_model or not fit_intercept or epsilon == np.inf or not OFFSET:
+        return False
+    return isinstance(class_weight, str) or min(class_weight.values()) > 0
+
+
+def intercept_offset(weights):
+    """``log w_c`` per class (binary: ``log(w_1 / w_0)``, the offset of the one decision function)."""
+    logw = np.log(np.asarray(weights, dtype=float))
+    return np.array([logw[1] - logw[0]]) if logw.size == 2 else logw

@@ -18,7 +18,7 @@ from .._sets import L1Ball, Unconstrained
 from ._dask_fit import encode_dask_labels
 from ._dask_predict import blockwise_on_dask
 from ._class_weight import (CLASS_WEIGHT_SHARE, check_class_weight, class_weight_event, class_weights,
-                            max_class_weight)
+                            intercept_offset, max_class_weight, uses_offset)
 from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase
 
 __all__ = ["DPLogisticRegression"]
@@ -37,10 +37,20 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
         check_class_weight(self.class_weight)
 
     # ------------------------------------------------------------ class weights
+    #: whether class weights may enter as an intercept offset (the logistic model: prior correction)
+    _class_weight_offset = False
+
+    def _prior_corrected(self):
+        """Whether the class weights are an intercept offset rather than loss weights (public values only).
+
+        See :func:`dp_sklearn.linear_model._class_weight.uses_offset`.
+        """
+        return uses_offset(self.class_weight, self._class_weight_offset, self.fit_intercept, self.epsilon)
+
     def _weight_bound(self, sample_weight):
         """The public bound of the record weights: class weight bound x ``max_sample_weight``."""
         bound = super()._weight_bound(sample_weight)
-        if self.class_weight is None:
+        if self.class_weight is None or self._prior_corrected():
             return bound
         mean = 1.0 if isinstance(self.class_weight, str) else max_class_weight(self.class_weight)  # "balanced": mean 1
         cw = (max_class_weight(self.class_weight), mean)
@@ -58,6 +68,8 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
             return sample_weight
         idx = np.argmax(y, axis=1) if y.ndim > 1 else (y > 0).astype(int)
         self.class_weight_ = class_weights(self.class_weight, self.classes_, idx, self._model_epsilon(), rng)
+        if self._prior_corrected():
+            return sample_weight
         weights = self.class_weight_[idx]
         return weights if sample_weight is None else weights * sample_weight
 
@@ -92,6 +104,8 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
     def _set_coef(self, coef, intercept, target_map):
         self.coef_ = np.ascontiguousarray(coef.T)
         self.intercept_ = np.asarray(intercept, dtype=float)
+        if self._prior_corrected():  # post-processing of the released model and class weights
+            self.intercept_ = self.intercept_ + intercept_offset(self.class_weight_)
 
     @blockwise_on_dask
     def decision_function(self, X):
@@ -357,6 +371,7 @@ class DPLogisticRegression(_DPClassifierBase):
     """
 
     _loss_names = ("logistic", "multinomial")
+    _class_weight_offset = True
     _parameter_constraints = {
         **CLASSIFIER_CONSTRAINTS, **BATCH_SIZE,
         "penalty": [StrOptions({"l2", "l1"})],
