@@ -328,7 +328,7 @@ def _batch_models():
             if inspect.isclass(getattr(dp_sklearn, n)) and hasattr(getattr(dp_sklearn, n), "_allowed_solvers")]
 
 
-@pytest.mark.parametrize("param", ["fit_intercept", "random_state", "ledger", "verbose"])
+@pytest.mark.parametrize("param", ["fit_intercept", "random_state", "ledger", "verbose", "max_sample_weight"])
 def test_shared_parameters_are_described_once(param):
     """A parameter several models share means the same thing on each: one description."""
     pytest.importorskip("numpydoc")

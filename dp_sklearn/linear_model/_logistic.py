@@ -267,14 +267,19 @@ class DPLogisticRegression(_DPClassifierBase):
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
     class_weight : dict, "balanced" or None, default=None
-        Weights of the classes in the loss, as scikit-learn's (``C sum_i w_i loss_i``).
-        A dict ``{label: weight}`` (finite, >= 0; missing labels weigh 1) is public; its
-        largest value bounds every weight. ``"balanced"``: ``n / (n_classes * count_c)``
-        from class counts released by the Laplace mechanism (l1 sensitivity 2, 5% of
-        epsilon, ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the
-        release is composed into ``dp_event_``. The bound scales the Lipschitz and
-        curvature constants the mechanisms use; the clipping solvers clip each weighted
-        per-example gradient. Multiplies ``sample_weight``. Not supported for dask input.
+        Weights of the classes, as scikit-learn's (``C sum_i w_i log-loss``). A dict
+        ``{label: weight}`` (finite, >= 0; missing labels weigh 1) is public.
+        ``"balanced"``: ``n / (n_classes * count_c)`` from class counts released by the
+        Laplace mechanism (l1 sensitivity 2, 5% of epsilon,
+        ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the release is
+        composed into ``dp_event_``. With an intercept at finite epsilon the weights are
+        the intercept offset ``log w_c`` of the unweighted private fit (the prior
+        correction of King & Zeng 2001: for a logistic model, weighting the classes changes
+        only the intercepts, by ``log w_c``; a post-processing, and it keeps the clipping
+        solvers from undoing the weights). At ``epsilon=inf``, without an intercept, or
+        for a dict with a zero weight, they weigh the loss (bounded by the largest weight
+        in the sensitivity) as scikit-learn's do. Multiplies ``sample_weight`` in the loss.
+        Not supported for dask input.
     max_sample_weight : float, default=1.0
         Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
         loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
