@@ -1,5 +1,5 @@
-"""sample_weight on every batch estimator's fit, with the public bound max_sample_weight
-(dp_sklearn/linear_model/_base.py, dp_sklearn/_losses/_weighted.py)."""
+"""sample_weight on every estimator's fit (and the online models' partial_fit), with the public bound
+max_sample_weight (dp_sklearn/linear_model/_base.py, _online.py, dp_sklearn/_losses/_weighted.py)."""
 
 import math
 
@@ -15,11 +15,15 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 from dp_sklearn import (DPElasticNet, DPHuberRegressor, DPLasso, DPLinearRegression, DPLinearSVC,
-                        DPLogisticRegression, DPRidge, DPStandardScaler, PrivacyLedger)
+                        DPLogisticRegression, DPOnlineClassifier, DPOnlineRegressor, DPRidge, DPStandardScaler,
+                        PrivacyLedger)
 from dp_sklearn._accounting import gaussian_noise_multiplier
+from dp_sklearn._losses import LogisticLoss
+from dp_sklearn._losses._weighted import WeightedLoss
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 from dp_sklearn.linear_model._base import _DPLinearBase
 from dp_sklearn.pipeline import make_private_pipeline
+from dp_sklearn.solvers._online import plan_online
 
 EPS, DELTA = 1.0, 1e-5
 
@@ -248,3 +252,41 @@ def test_grid_search_routes_sample_weight(cancer):
     search = GridSearchCV(DPLogisticRegression(random_state=0), {"C": [0.5, 1.0]}, cv=2).fit(X, y, sample_weight=sw)
     assert search.best_estimator_.coef_.shape == (1, X.shape[1])
     assert math.isfinite(search.best_score_)
+
+
+# ---------------------------------------------------------------- the online models
+def test_online_unit_weights_are_the_unweighted_stream():
+    rng = np.random.default_rng(0)
+    X, sw = rng.normal(size=(300, 3)), rng.uniform(0, 1, 300)
+    y = (X[:, 0] > 0).astype(int)
+    a = DPOnlineClassifier(random_state=0).fit(X, y)
+    b = DPOnlineClassifier(random_state=0).fit(X, y, sample_weight=np.ones(300))
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-12)
+    assert b.dp_event_ == a.dp_event_
+    c = DPOnlineRegressor(bounds_y=(-3, 3), horizon=300, random_state=0)
+    c.partial_fit(X[:150], X[:150, 0], sample_weight=sw[:150]).partial_fit(X[150:], X[150:, 0])
+    assert c.n_samples_seen_ == 300 and np.all(np.isfinite(c.coef_))
+
+
+def test_online_plan_uses_the_bound():
+    """The stream's gradient sensitivity is 2 min(C, x_norm M sup|phi'|): the bound M, with a clip that binds not."""
+    x_norm, M = math.sqrt(2.0), 3.0
+    base = plan_online(LogisticLoss(), x_norm, epsilon=EPS, delta=DELTA, alpha=0.1, n_ref=100, radius=10.0,
+                       clip_norm=100.0, batch_size=1, update="gradient")
+    weighted = plan_online(WeightedLoss(LogisticLoss(), M), x_norm, epsilon=EPS, delta=DELTA, alpha=0.1, n_ref=100,
+                           radius=10.0, clip_norm=100.0, batch_size=1, update="gradient")
+    assert base.grad_sensitivity == pytest.approx(2.0 * x_norm)
+    assert weighted.grad_sensitivity == pytest.approx(2.0 * x_norm * M)
+
+
+@pytest.mark.parametrize("kw, weights, match", [({}, 2.0, "max_sample_weight=1"),
+                                                ({"update": "implicit"}, 0.5, "update='implicit'")])
+def test_online_refusals_before_reservation(kw, weights, match):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 2))
+    y = (X[:, 0] > 0).astype(int)
+    ledger = PrivacyLedger(max_epsilon=10.0)
+    with pytest.raises(ValueError, match=match):
+        DPOnlineClassifier(ledger=ledger, **kw).fit(X, y, sample_weight=np.full(50, weights))
+    assert ledger.records == [] and ledger.pending == []
+    ledger.delete()

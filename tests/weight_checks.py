@@ -23,8 +23,10 @@ def sample_weight_failures(estimator):
         "check_sample_weights_not_overwritten": "a weight 10 exceeds the default public bound max_sample_weight=1: "
                                                 "refused",
     })
-    if params.get("solver") in _REFUSING:
+    refusal = (f"solver={params['solver']!r} refuses sample_weight" if params.get("solver") in _REFUSING
+               else "update='implicit' refuses sample_weight" if params.get("update") == "implicit" else None)
+    if refusal:
         for check in ("check_sample_weights_shape", "check_sample_weights_pandas_series",
                       "check_sample_weights_not_an_array"):
-            out[check] = f"solver={params['solver']!r} refuses sample_weight"
+            out[check] = refusal
     return out

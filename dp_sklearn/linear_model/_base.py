@@ -282,25 +282,8 @@ class _DPLinearBase(BaseEstimator):
             return self._fit(X, y, report, sample_weight=sample_weight)
 
     def _check_sample_weight(self, sample_weight, X):
-        """The validated weights (``None`` when not given); refuses them outside [0, max_sample_weight].
-
-        A validation of the input, like the NaN checks, before any reservation: the
-        message names the bound, never a weight.
-        """
-        if sample_weight is None:
-            return None
-        if is_dask_collection(X) or is_dask_collection(sample_weight):
-            raise ValueError("sample_weight is not supported for dask input; fit in memory, or leave it None.")
-        try:
-            sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        except ValueError as exc:
-            raise ValueError(f"sample_weight must be a finite array of shape (n_samples,): {exc}") from None
-        bound = float(self.max_sample_weight)
-        if sw.size and (sw.min() < 0 or sw.max() > bound):
-            raise ValueError(f"sample_weight must be in [0, max_sample_weight={bound:g}] (the public bound the "
-                             "sensitivity uses); some weights are outside it. Rescale the weights or raise "
-                             "max_sample_weight.")
-        return sw
+        """The validated weights (``None`` when not given); see :func:`check_sample_weight`."""
+        return check_sample_weight(sample_weight, X, self.max_sample_weight)
 
     def _weight_bound(self, sample_weight):
         """(public bound, nominal mean) of the per-record weights, or None for an unweighted fit.
@@ -429,6 +412,34 @@ class _DPLinearBase(BaseEstimator):
             self.delta_ = plan.delta
         self.n_iter_ = n_iter
         self.solver_ = spec.name
+
+
+def check_sample_weight(sample_weight, X, max_sample_weight):
+    """The validated weights (``None`` when not given); refuses them outside [0, max_sample_weight].
+
+    A validation of the input, like the NaN checks, before any reservation: the
+    message names the bound, never a weight.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sample_weight``: dask input, a shape other than (n_samples,), a non-finite
+        value, or a value outside [0, ``max_sample_weight``].
+    """
+    if sample_weight is None:
+        return None
+    if is_dask_collection(X) or is_dask_collection(sample_weight):
+        raise ValueError("sample_weight is not supported for dask input; fit in memory, or leave it None.")
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"sample_weight must be a finite array of shape (n_samples,): {exc}") from None
+    bound = float(max_sample_weight)
+    if sw.size and (sw.min() < 0 or sw.max() > bound):
+        raise ValueError(f"sample_weight must be in [0, max_sample_weight={bound:g}] (the public bound the "
+                         "sensitivity uses); some weights are outside it. Rescale the weights or raise "
+                         "max_sample_weight.")
+    return sw
 
 
 def _public_x_norm(n_features, data_norm_ord, fit_intercept):
