@@ -65,6 +65,7 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
 
     def _record_weights(self, y, sample_weight, rng):
         if self.class_weight is None:
+            self.__dict__.pop("class_weight_", None)  # from an earlier fit
             return sample_weight
         idx = np.argmax(y, axis=1) if y.ndim > 1 else (y > 0).astype(int)
         self.class_weight_ = class_weights(self.class_weight, self.classes_, idx, self._model_epsilon(), rng)
