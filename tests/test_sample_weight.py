@@ -158,9 +158,11 @@ def test_bad_weights_refused_before_reservation(cancer, estimator, bad, match):
     ledger.delete()
 
 
-@pytest.mark.parametrize("estimator, solver", [(DPLinearRegression(), "ssp"),
-                                               (DPRidge(solver="objective_perturbation_ddr"), "objective_perturbation_ddr"),
-                                               (DPLogisticRegression(solver="exponential_sampling"), "exponential_sampling")])
+@pytest.mark.parametrize("estimator, solver", [
+    (DPLinearRegression(), "ssp"),
+    (DPRidge(solver="objective_perturbation_ddr"), "objective_perturbation_ddr"),
+    (DPLogisticRegression(solver="exponential_sampling"), "exponential_sampling"),
+])
 def test_refusing_solver_named_before_reservation(diabetes, estimator, solver):
     X, y = diabetes
     y = y if not isinstance(estimator, DPLogisticRegression) else (y > np.median(y)).astype(int)

@@ -40,6 +40,10 @@ from ._auto import (AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, defau
                     private_data_norm)
 from ._dask_fit import auto_inputs, validate_dask
 
+#: loss properties that only unweighted losses have (WeightedLoss drops them): a solver requiring
+#: one (sufficient statistics, exact samplers) is refused, by name, when a fit has weights
+_UNWEIGHTED_ONLY = frozenset({"gram_path", "bounded_value"})
+
 #: solvers whose non-private path (epsilon = inf) is the same algorithm without noise;
 #: every other solver's epsilon = inf fit is the exact minimizer of the same objective
 _RUNS_AT_INF = ("l0",)
@@ -317,11 +321,11 @@ class _DPLinearBase(BaseEstimator):
         if weight_bound is not None:  # the declared constants scale by the public bound
             loss = WeightedLoss(loss, weight_bound[0], mean_weight=weight_bound[1])
         spec = self._check_solver(n)
-        if weight_bound is not None and {"gram_path", "bounded_value"} & set(spec.requires):
+        if weight_bound is not None and _UNWEIGHTED_ONLY & set(spec.requires):
             why = "sample_weight" if sample_weight is not None else "class_weight"
+            takes = [s for s in self._allowed_solvers() if not _UNWEIGHTED_ONLY & set(SOLVERS[s].requires)]
             raise ValueError(f"solver={spec.name!r} cannot honour {why} (it releases sufficient statistics or "
-                             f"samples exactly from the unweighted objective); choose another solver among "
-                             f"{[s for s in self._allowed_solvers() if not {'gram_path', 'bounded_value'} & set(SOLVERS[s].requires)]}.")
+                             f"samples exactly from the unweighted objective); choose another solver among {takes}.")
         spec.check_loss(loss)  # the solver's declared requirements on this loss (before any reservation)
         # Plan from public values only: the reference data_norm sets the penalty's units
         # when data_norm="auto", so the plan (and the event) never depends on the data.

@@ -389,7 +389,8 @@ class DPLogisticRegression(_DPClassifierBase):
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, classes=None, class_weight=None, max_sample_weight=1.0, ledger=None,
+                 clip_norm=None, accounting="tight", batch_size=None, classes=None, class_weight=None,
+                 max_sample_weight=1.0, ledger=None,
                  random_state=None, verbose=0, report_clipping=False):
         self.class_weight = class_weight
         self.penalty = penalty
