@@ -80,3 +80,17 @@ def test_factory_spec():
     assert R.load_factory("benchmarks.tabular.run:default_private") is R.default_private
     with pytest.raises(ValueError, match="module:function"):
         R.load_factory("benchmarks.tabular.run")
+
+
+def test_minority_recall_is_the_recall_of_the_rarer_test_class():
+    import numpy as np
+
+    class Fixed:
+        def predict(self, X):
+            return np.array(["no", "yes", "no", "no", "yes", "no"])
+
+    y = np.array(["no", "yes", "no", "no", "yes", "no"])  # "yes" is the rarer class (2 of 6), both predicted
+    assert R.minority_recall(Fixed(), None, y, "binary") == pytest.approx(1.0)
+    y2 = np.array(["no", "no", "yes", "no", "yes", "no"])  # yes at 2 and 4: predicted yes at 4 only
+    assert R.minority_recall(Fixed(), None, y2, "binary") == pytest.approx(0.5)
+    assert R.minority_recall(Fixed(), None, y2, "regression") is None

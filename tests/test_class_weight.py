@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from sklearn import config_context
+from sklearn import clone, config_context
 from sklearn.datasets import load_breast_cancer, make_classification
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import recall_score
@@ -12,11 +12,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import dp_sklearn.linear_model._class_weight as cw_mod
 import dp_sklearn.solvers._common as common_mod
-from dp_sklearn import DPLogisticRegression, PrivacyLedger
+from dp_sklearn import DPLinearSVC, DPLogisticRegression, PrivacyLedger
 from dp_sklearn._losses import LogisticLoss
 from dp_sklearn._losses._weighted import WeightedLoss
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 from dp_sklearn.ledger import compose_epsilon
+from weight_checks import sample_weight_failures
 
 EPS, DELTA = 1.0, 1e-5
 
@@ -29,7 +30,7 @@ NOISY_BALANCED = {"check_class_weight_balanced_linear_classifier": "balanced wei
 
 @parametrize_with_checks([DPLogisticRegression(class_weight="balanced", random_state=0),
                           DPLogisticRegression(class_weight={0: 2.0, 1: 1.0}, random_state=0)],
-                         expected_failed_checks=lambda est: NOISY_BALANCED)
+                         expected_failed_checks=lambda est: {**NOISY_BALANCED, **sample_weight_failures(est)})
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -136,3 +137,31 @@ def test_audit_and_negative_controls(monkeypatch):
     monkeypatch.setattr(common_mod, "composed_gaussian_noise_multiplier", lambda e, d, T: real(e, d, T) / 10)
     bad2 = audit_epsilon(_coef, D, D_prime, n_samples=1000, delta=DELTA, random_state=2)
     assert bad2.epsilon_lower > EPS, bad2
+
+
+# ---------------------------------------------------------------- finite epsilon: the intercept offset
+@pytest.mark.parametrize("multiclass", [False, True])
+def test_finite_epsilon_class_weight_is_the_intercept_offset(breast_cancer, multiclass):
+    """With an intercept, the logistic models take public weights as the offset log w_c of the unweighted
+    private fit (prior correction): the same release, coefficients untouched."""
+    X, y = breast_cancer
+    if multiclass:
+        y = np.digitize(X[:, 0], [-0.5, 0.5])
+    cw = {0: 0.5, 1: 4.0, 2: 2.0} if multiclass else {0: 0.5, 1: 4.0}
+    a = DPLogisticRegression(epsilon=EPS, delta=DELTA, random_state=0).fit(X, y)
+    b = DPLogisticRegression(class_weight=cw, epsilon=EPS, delta=DELTA, random_state=0).fit(X, y)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-12)
+    logw = np.log([cw[c] for c in b.classes_])
+    offset = logw if multiclass else [logw[1] - logw[0]]
+    np.testing.assert_allclose(b.intercept_ - a.intercept_, offset, rtol=1e-12)
+    assert b.dp_event_ == a.dp_event_
+
+
+def test_offset_is_not_taken_without_intercept_or_by_the_svc(breast_cancer):
+    """Without an intercept (or for the squared hinge) the weights stay in the loss."""
+    X, y = breast_cancer
+    cw = {0: 0.5, 1: 4.0}
+    for est in (DPLogisticRegression(fit_intercept=False), DPLinearSVC()):
+        a = clone(est).set_params(random_state=0).fit(X, y)
+        b = clone(est).set_params(class_weight=cw, random_state=0).fit(X, y)
+        assert not np.allclose(a.coef_, b.coef_)

@@ -328,7 +328,7 @@ def _batch_models():
             if inspect.isclass(getattr(dp_sklearn, n)) and hasattr(getattr(dp_sklearn, n), "_allowed_solvers")]
 
 
-@pytest.mark.parametrize("param", ["fit_intercept", "random_state", "ledger", "verbose"])
+@pytest.mark.parametrize("param", ["fit_intercept", "random_state", "ledger", "verbose", "max_sample_weight"])
 def test_shared_parameters_are_described_once(param):
     """A parameter several models share means the same thing on each: one description."""
     pytest.importorskip("numpydoc")
@@ -337,3 +337,14 @@ def test_shared_parameters_are_described_once(param):
     models = [m for m in _batch_models() if param in inspect.signature(m).parameters]
     assert len(models) >= 5, models
     assert_docstring_consistency(models, include_params=[param])
+
+
+def test_sample_weight_is_described_once():
+    """Every batch model's fit describes sample_weight with the same text (one bound, one refusal rule)."""
+    numpydoc = pytest.importorskip("numpydoc.docscrape")
+
+    texts = set()
+    for model in _batch_models():
+        params = {p.name: " ".join(p.desc) for p in numpydoc.NumpyDocString(inspect.getdoc(model.fit))["Parameters"]}
+        texts.add(params["sample_weight"])
+    assert len(texts) == 1 and "max_sample_weight" in texts.pop()

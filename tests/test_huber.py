@@ -20,11 +20,13 @@ from dp_sklearn.linear_model import _huber as huber_module
 from dp_sklearn.linear_model._auto import CENTER_SHARE, LOCATE_NATS, BoundsYPlan, private_bounds_y
 from dp_sklearn.linear_model._huber import AUTO_THRESHOLD, PREDICT_COVER, Y_SHARE, huber_y_plan
 from dp_sklearn.ledger import compose_epsilon
+from weight_checks import sample_weight_failures
 
 EPS, DELTA = 1.0, 1e-5
 
 
-@parametrize_with_checks([DPHuberRegressor(random_state=0), DPHuberRegressor(huber_threshold=2.0, random_state=0)])
+@parametrize_with_checks([DPHuberRegressor(random_state=0), DPHuberRegressor(huber_threshold=2.0, random_state=0)],
+                         expected_failed_checks=sample_weight_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -181,6 +181,21 @@ def score(est, X, y, task):
     return float(roc_auc_score(y, proba, multi_class="ovr", average="macro", labels=classes)), acc
 
 
+def minority_recall(est, X, y, task):
+    """Recall of the test split's less frequent class at ``predict`` (its 0.5 threshold); None unless binary.
+
+    The minority class is read from the test labels (a benchmark's evaluation, not a fit).
+    """
+    if task != "binary":
+        return None
+    from sklearn.metrics import recall_score
+
+    labels, counts = np.unique(np.asarray(y, dtype=object), return_counts=True)
+    minority = labels[np.argmin(counts)]
+    pred = np.asarray(est.predict(X), dtype=object)
+    return float(recall_score(np.asarray(y, dtype=object) == minority, pred == minority, zero_division=0.0))
+
+
 def _seed_everything(est, seed):
     params = est.get_params(deep=True)
     est.set_params(**{k: seed for k in params if k.endswith("random_state")})
@@ -194,11 +209,12 @@ def _fit_score(est, Xtr, ytr, Xte, yte, task, seed):
         try:
             _seed_everything(est, seed).fit(Xtr, ytr)
             main, acc = score(est, Xte, yte, task)
+            recall = minority_recall(est, Xte, yte, task)
             error = ""
         except Exception as exc:  # recorded, not raised: one failed fit must not stop the suite
-            main, acc, error = float("nan"), None, f"{type(exc).__name__}: {exc}"[:200]
+            main, acc, recall, error = float("nan"), None, None, f"{type(exc).__name__}: {exc}"[:200]
     kinds = sorted({w.category.__name__ for w in caught})
-    return dict(score=main, accuracy=acc, seconds=time.perf_counter() - t0, error=error,
+    return dict(score=main, accuracy=acc, minority_recall=recall, seconds=time.perf_counter() - t0, error=error,
                 n_warnings=len(caught), warnings=";".join(kinds))
 
 
@@ -272,7 +288,9 @@ def summarize(records):
     g = private.groupby(["dataset", "task", "config", "epsilon"])
     summ = g.agg(mean=("score", "mean"), min=("score", "min"), n_fits=("score", "size"),
                  n_failed=("score", lambda s: int(s.isna().sum())),
-                 seconds=("seconds", "mean")).reset_index()
+                 seconds=("seconds", "mean"),
+                 minority_recall=("minority_recall", lambda s: float(np.nanmean(s.astype(float)))
+                                  if s.notna().any() else float("nan"))).reset_index()
     summ["sklearn"] = summ.dataset.map(ref)
     triv = summ.task.map(TRIVIAL_SCORE)
     summ["normalized"] = (summ["mean"] - triv) / (summ["sklearn"] - triv)

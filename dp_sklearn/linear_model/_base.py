@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Options, StrOptions
-from sklearn.utils.validation import _num_samples, validate_data
+from sklearn.utils.validation import _check_sample_weight, _num_samples, validate_data
 
 from .._constraints import Interval
 from .._blockwise import row_norms
@@ -29,6 +29,7 @@ from .._dask_design import dask_problem, is_dask_collection, normalize_dask
 from .._clipping import CLIPPING_SHARE, clipping_event, private_clipped_fraction
 from .._data import Problem, count_clipped_rows, normalize_X
 from .._exact import minimize
+from .._losses._weighted import WeightedLoss
 from .._progress import progress
 from .._sets import Unconstrained, bounded_domain
 from .._release import make_rng, private_fit
@@ -38,6 +39,10 @@ from ..solvers._base import PublicProblem
 from ._auto import (AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, default_data_norm, private_bounds_y,
                     private_data_norm)
 from ._dask_fit import auto_inputs, validate_dask
+
+#: loss properties that only unweighted losses have (WeightedLoss drops them): a solver requiring
+#: one (sufficient statistics, exact samplers) is refused, by name, when a fit has weights
+_UNWEIGHTED_ONLY = frozenset({"gram_path", "bounded_value"})
 
 #: solvers whose non-private path (epsilon = inf) is the same algorithm without noise;
 #: every other solver's epsilon = inf fit is the exact minimizer of the same objective
@@ -109,6 +114,7 @@ PRIVACY_CONSTRAINTS = {
     "random_state": ["random_state", np.random.Generator],
     "verbose": ["verbose"],
     "report_clipping": ["boolean"],
+    "max_sample_weight": [Interval(Real, 0, DATA_NORM_RANGE, closed="right")],
 }
 DATA_NORM_ORD = {"data_norm_ord": [Options(Real, {2, np.inf})]}
 BATCH_SIZE = {"batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"full"}), None]}
@@ -121,6 +127,7 @@ class _DPLinearBase(BaseEstimator):
     #: defaults of the hyperparameters that only some estimators expose
     data_norm_ord = 2
     batch_size = None
+    max_sample_weight = 1.0
 
     # ------------------------------------------------------------ declarations
     def _constraint_name(self):
@@ -241,7 +248,7 @@ class _DPLinearBase(BaseEstimator):
 
     # ------------------------------------------------------------ the template
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model with the private solver.
 
         Parameters
@@ -250,21 +257,59 @@ class _DPLinearBase(BaseEstimator):
             Training data; CSR input is never densified.
         y : array-like of shape (n_samples,)
             Target values (regressors) or class labels (classifiers).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-record weights w_i in [0, ``max_sample_weight``]: record i's loss is
+            multiplied by w_i (the objective is ``(1/n) sum_i w_i loss_i`` plus the
+            penalty, scikit-learn's weighted objective up to its normalization). The
+            sensitivity uses the public bound ``max_sample_weight``, never the weights;
+            weights outside it are refused before any budget is reserved. ``None``:
+            every weight 1 (and no bound is used). Solvers that release sufficient
+            statistics or sample exactly (``ssp``, ``objective_perturbation_ddr``,
+            ``exponential_sampling``, ``localization``) refuse weights. Multiplied by
+            the class weights of ``class_weight`` where a classifier has it.
 
         Returns
         -------
         self : object
             The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            If ``sample_weight`` is not of shape (n_samples,), not finite, or has a
+            value outside [0, ``max_sample_weight``]; or the solver cannot honour
+            weights (before any budget is reserved).
+        BudgetExceededError
+            If the ``ledger`` cannot afford the fit (nothing is reserved).
         """
         with progress(type(self).__name__, self.verbose) as report:  # progress without data
-            return self._fit(X, y, report)
+            return self._fit(X, y, report, sample_weight=sample_weight)
 
-    def _fit(self, X, y, report=None):
+    def _check_sample_weight(self, sample_weight, X):
+        """The validated weights (``None`` when not given); see :func:`check_sample_weight`."""
+        return check_sample_weight(sample_weight, X, self.max_sample_weight)
+
+    def _weight_bound(self, sample_weight):
+        """(public bound, nominal mean) of the per-record weights, or None for an unweighted fit.
+
+        Depends on whether weights were given and on hyperparameters only (public).
+        """
+        if sample_weight is None:
+            return None
+        bound = float(self.max_sample_weight)
+        return bound, bound
+
+    def _record_weights(self, y, sample_weight, rng):
+        """The weight of each record (run inside the release; classifiers multiply their class weights)."""
+        return sample_weight
+
+    def _fit(self, X, y, report=None, sample_weight=None):
         self._check_model_params()
         if is_dask_collection(X) or is_dask_collection(y):  # the distributed engine (dp_sklearn._dask_design)
             X, y = validate_dask(self, X, y)
         else:
             X, y = self._validate_X_y(X, y, **self._y_validation)
+        sample_weight = self._check_sample_weight(sample_weight, X)
         distributed = is_dask_collection(X)
         if distributed and self.report_clipping:
             raise ValueError("report_clipping=True is not supported for dask input; fit in memory, or leave it False.")
@@ -272,7 +317,15 @@ class _DPLinearBase(BaseEstimator):
         # raises on bad labels or bounds, before any reservation; first, because the budget
         # shares (hence solver="auto") depend on what it reads (n, the public target plan)
         y_enc, loss = self._encode_targets(y)
+        weight_bound = self._weight_bound(sample_weight)
+        if weight_bound is not None:  # the declared constants scale by the public bound
+            loss = WeightedLoss(loss, weight_bound[0], mean_weight=weight_bound[1])
         spec = self._check_solver(n)
+        if weight_bound is not None and _UNWEIGHTED_ONLY & set(spec.requires):
+            why = "sample_weight" if sample_weight is not None else "class_weight"
+            takes = [s for s in self._allowed_solvers() if not _UNWEIGHTED_ONLY & set(SOLVERS[s].requires)]
+            raise ValueError(f"solver={spec.name!r} cannot honour {why} (it releases sufficient statistics or "
+                             f"samples exactly from the unweighted objective); choose another solver among {takes}.")
         spec.check_loss(loss)  # the solver's declared requirements on this loss (before any reservation)
         # Plan from public values only: the reference data_norm sets the penalty's units
         # when data_norm="auto", so the plan (and the event) never depends on the data.
@@ -293,6 +346,9 @@ class _DPLinearBase(BaseEstimator):
             if x_norm_t != x_norm or x_inf != 1.0:  # the public bounds the plan used
                 raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)
+            weights = self._record_weights(y_enc, sample_weight, rng)  # releases "balanced" counts if asked
+            if weight_bound is not None:  # the weights travel with the targets (WeightedLoss)
+                y_t = WeightedLoss.attach(y_t, weights)
             if self.report_clipping:  # the opt-in private diagnostic, planned in _auto_events
                 self.clipped_fraction_ = private_clipped_fraction(self._clip_counts(X, y_enc, B), n, self.epsilon, rng)
             else:
@@ -360,6 +416,34 @@ class _DPLinearBase(BaseEstimator):
             self.delta_ = plan.delta
         self.n_iter_ = n_iter
         self.solver_ = spec.name
+
+
+def check_sample_weight(sample_weight, X, max_sample_weight):
+    """The validated weights (``None`` when not given); refuses them outside [0, max_sample_weight].
+
+    A validation of the input, like the NaN checks, before any reservation: the
+    message names the bound, never a weight.
+
+    Raises
+    ------
+    ValueError
+        Naming ``sample_weight``: dask input, a shape other than (n_samples,), a non-finite
+        value, or a value outside [0, ``max_sample_weight``].
+    """
+    if sample_weight is None:
+        return None
+    if is_dask_collection(X) or is_dask_collection(sample_weight):
+        raise ValueError("sample_weight is not supported for dask input; fit in memory, or leave it None.")
+    try:
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+    except ValueError as exc:
+        raise ValueError(f"sample_weight must be a finite array of shape (n_samples,): {exc}") from None
+    bound = float(max_sample_weight)
+    if sw.size and (sw.min() < 0 or sw.max() > bound):
+        raise ValueError(f"sample_weight must be in [0, max_sample_weight={bound:g}] (the public bound the "
+                         "sensitivity uses); some weights are outside it. Rescale the weights or raise "
+                         "max_sample_weight.")
+    return sw
 
 
 def _public_x_norm(n_features, data_norm_ord, fit_intercept):

@@ -14,12 +14,11 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import Interval
 from .._dask_design import is_dask_collection
 from .._losses import LogisticLoss, MultinomialLoss
-from .._losses._weighted import WeightedLoss
 from .._sets import L1Ball, Unconstrained
 from ._dask_fit import encode_dask_labels
 from ._dask_predict import blockwise_on_dask
 from ._class_weight import (CLASS_WEIGHT_SHARE, check_class_weight, class_weight_event, class_weights,
-                            max_class_weight)
+                            intercept_offset, max_class_weight, uses_offset)
 from ._base import BATCH_SIZE, DATA_NORM_ORD, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase
 
 __all__ = ["DPLogisticRegression"]
@@ -31,11 +30,53 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
     _y_validation = {}
     #: only two classes (the l0 models: Wang & Gu's analysis is for the binary model)
     _binary_only = False
+    #: the classifiers without a ``class_weight`` parameter weigh every class 1
+    class_weight = None
 
     def _check_model_params(self):
-        pass
+        check_class_weight(self.class_weight)
+
+    # ------------------------------------------------------------ class weights
+    #: whether class weights may enter as an intercept offset (the logistic model: prior correction)
+    _class_weight_offset = False
+
+    def _prior_corrected(self):
+        """Whether the class weights are an intercept offset rather than loss weights (public values only).
+
+        See :func:`dp_sklearn.linear_model._class_weight.uses_offset`.
+        """
+        return uses_offset(self.class_weight, self._class_weight_offset, self.fit_intercept, self.epsilon)
+
+    def _weight_bound(self, sample_weight):
+        """The public bound of the record weights: class weight bound x ``max_sample_weight``."""
+        bound = super()._weight_bound(sample_weight)
+        if self.class_weight is None or self._prior_corrected():
+            return bound
+        mean = 1.0 if isinstance(self.class_weight, str) else max_class_weight(self.class_weight)  # "balanced": mean 1
+        cw = (max_class_weight(self.class_weight), mean)
+        return cw if bound is None else (cw[0] * bound[0], cw[1] * bound[1])
+
+    def _prior_events(self):
+        event = class_weight_event(self.class_weight, self._model_epsilon())
+        return () if event is None else (event,)
+
+    def _solver_epsilon(self):
+        return self._model_epsilon() * (1.0 - CLASS_WEIGHT_SHARE * bool(self._prior_events()))
+
+    def _record_weights(self, y, sample_weight, rng):
+        if self.class_weight is None:
+            self.__dict__.pop("class_weight_", None)  # from an earlier fit
+            return sample_weight
+        idx = np.argmax(y, axis=1) if y.ndim > 1 else (y > 0).astype(int)
+        self.class_weight_ = class_weights(self.class_weight, self.classes_, idx, self._model_epsilon(), rng)
+        if self._prior_corrected():
+            return sample_weight
+        weights = self.class_weight_[idx]
+        return weights if sample_weight is None else weights * sample_weight
 
     def _encode_targets(self, y):
+        if self.class_weight is not None and is_dask_collection(y):
+            raise ValueError("class_weight is not supported for dask input; fit in memory, or leave it None.")
         if is_dask_collection(y):  # encoded blockwise; only the distinct labels reach the client
             return encode_dask_labels(self, y)
         check_classification_targets(y)
@@ -64,6 +105,8 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
     def _set_coef(self, coef, intercept, target_map):
         self.coef_ = np.ascontiguousarray(coef.T)
         self.intercept_ = np.asarray(intercept, dtype=float)
+        if self._prior_corrected():  # post-processing of the released model and class weights
+            self.intercept_ = self.intercept_ + intercept_offset(self.class_weight_)
 
     @blockwise_on_dask
     def decision_function(self, X):
@@ -225,14 +268,24 @@ class DPLogisticRegression(_DPClassifierBase):
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
     class_weight : dict, "balanced" or None, default=None
-        Weights of the classes in the loss, as scikit-learn's (``C sum_i w_i log-loss``).
-        A dict ``{label: weight}`` (finite, >= 0; missing labels weigh 1) is public; its
-        largest value bounds every weight. ``"balanced"``: ``n / (n_classes * count_c)``
-        from class counts released by the Laplace mechanism (l1 sensitivity 2, 5% of
-        epsilon, ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the
-        release is composed into ``dp_event_``. The bound scales the Lipschitz and
-        curvature constants the mechanisms use; the clipping solvers clip each weighted
-        per-example gradient. Not supported for dask input.
+        Weights of the classes, as scikit-learn's (``C sum_i w_i log-loss``). A dict
+        ``{label: weight}`` (finite, >= 0; missing labels weigh 1) is public.
+        ``"balanced"``: ``n / (n_classes * count_c)`` from class counts released by the
+        Laplace mechanism (l1 sensitivity 2, 5% of epsilon,
+        ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the release is
+        composed into ``dp_event_``. With an intercept at finite epsilon the weights are
+        the intercept offset ``log w_c`` of the unweighted private fit (the prior
+        correction of King & Zeng 2001: for a logistic model, weighting the classes changes
+        only the intercepts, by ``log w_c``; a post-processing, and it keeps the clipping
+        solvers from undoing the weights). At ``epsilon=inf``, without an intercept, or
+        for a dict with a zero weight, they weigh the loss (bounded by the largest weight
+        in the sensitivity) as scikit-learn's do. Multiplies ``sample_weight`` in the loss.
+        Not supported for dask input.
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -324,6 +377,7 @@ class DPLogisticRegression(_DPClassifierBase):
     """
 
     _loss_names = ("logistic", "multinomial")
+    _class_weight_offset = True
     _parameter_constraints = {
         **CLASSIFIER_CONSTRAINTS, **BATCH_SIZE,
         "penalty": [StrOptions({"l2", "l1"})],
@@ -335,7 +389,8 @@ class DPLogisticRegression(_DPClassifierBase):
 
     def __init__(self, penalty="l2", *, C=1.0, radius=10.0, epsilon=1.0, delta=1e-5, data_norm=None,
                  data_norm_ord=2, solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, classes=None, class_weight=None, ledger=None,
+                 clip_norm=None, accounting="tight", batch_size=None, classes=None, class_weight=None,
+                 max_sample_weight=1.0, ledger=None,
                  random_state=None, verbose=0, report_clipping=False):
         self.class_weight = class_weight
         self.penalty = penalty
@@ -353,6 +408,7 @@ class DPLogisticRegression(_DPClassifierBase):
         self.accounting = accounting
         self.classes = classes
         self.batch_size = batch_size
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
@@ -362,7 +418,7 @@ class DPLogisticRegression(_DPClassifierBase):
         return "l1" if self.penalty == "l1" else "none"
 
     def _check_model_params(self):
-        check_class_weight(self.class_weight)
+        super()._check_model_params()
         # penalty="l1" is the l1-ball constraint of radius ``radius``: it has no l2 strength,
         # so a C the user set would be silently ignored. Refuse it before any reservation.
         if self.penalty == "l1" and self.C != 1.0:
@@ -371,30 +427,6 @@ class DPLogisticRegression(_DPClassifierBase):
 
     def _describe(self):
         return f"DPLogisticRegression(penalty={self.penalty!r})"
-
-    # ------------------------------------------------------------ class weights
-    def _encode_targets(self, y):
-        y_enc, loss = super()._encode_targets(y)
-        if self.class_weight is None:
-            return y_enc, loss
-        if is_dask_collection(y):
-            raise ValueError("class_weight is not supported for dask input; fit in memory, or leave it None.")
-        mean = 1.0 if isinstance(self.class_weight, str) else None  # "balanced": weights average to 1
-        return y_enc, WeightedLoss(loss, max_class_weight(self.class_weight), mean_weight=mean)
-
-    def _prior_events(self):
-        event = class_weight_event(self.class_weight, self._model_epsilon())
-        return () if event is None else (event,)
-
-    def _solver_epsilon(self):
-        return self._model_epsilon() * (1.0 - CLASS_WEIGHT_SHARE * bool(self._prior_events()))
-
-    def _transform_targets(self, y, rng):
-        if self.class_weight is None:
-            return y, None
-        idx = np.argmax(y, axis=1) if y.ndim > 1 else (y > 0).astype(int)
-        self.class_weight_ = class_weights(self.class_weight, self.classes_, idx, self._model_epsilon(), rng)
-        return WeightedLoss.attach(y, self.class_weight_[idx]), None
 
     def _resolved_solver(self, n_samples=None):
         if self.solver == "auto":

@@ -21,8 +21,10 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from .._data import check_bounds_y, normalize_X, normalize_y
 from .._progress import progress
 from .._losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from .._losses._weighted import WeightedLoss
 from ..solvers._online import plan_online, run_online
 from .._release import private_fit
+from ._base import check_sample_weight
 from ._online_params import _ATTRS_DOC, _CONSTRAINTS, _PARAMS_DOC
 
 __all__ = ["DPOnlineRegressor", "DPOnlineClassifier"]
@@ -41,7 +43,7 @@ class _DPOnlineBase(BaseEstimator):
         params = self.get_params(deep=False)
         return {k: repr(v) for k, v in params.items() if k not in ("ledger", "random_state", "verbose")}
 
-    def _call(self, X, y, classes, first, from_fit=False):
+    def _call(self, X, y, classes, first, from_fit=False, sample_weight=None):
         if first:
             self._start_stream()
         elif self._stream_params() != self._stream_config:
@@ -58,12 +60,19 @@ class _DPOnlineBase(BaseEstimator):
         if n_x != n_y:
             raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
         X, y = validate_data(self, X, y, reset=first, accept_sparse="csr", dtype=np.float64, **self._y_validation)
+        sample_weight = check_sample_weight(sample_weight, X, self.max_sample_weight)
         t0 = 0 if first else int(self.n_samples_seen_)
         m = X.shape[0]
         if self.horizon is not None and t0 + m > self.horizon:
             raise ValueError(f"horizon={self.horizon} exceeded: the stream has consumed {t0} records and this call "
                              f"brings {m}. Start a new stream with fit(), or set a larger horizon.")
         y_t, loss = self._encode(y, classes, first)
+        if (sample_weight is not None or self.max_sample_weight != 1.0) and self.update == "implicit":
+            raise ValueError("update='implicit' does not support sample_weight (its proximal step is the loss's "
+                             "closed form for unit weights); use update='gradient'.")
+        if sample_weight is not None or self.max_sample_weight != 1.0:  # the plan uses the stream's public bound
+            loss = WeightedLoss(loss, self.max_sample_weight)
+            y_t = WeightedLoss.attach(y_t, np.ones(X.shape[0]) if sample_weight is None else sample_weight)
         ref = self.horizon or m
         if first and self.epsilon != np.inf and self.delta >= 1.0 / ref:
             warnings.warn(f"delta={self.delta:g} >= 1/{ref}: such a delta allows releasing a record outright; "
@@ -102,7 +111,7 @@ class _DPOnlineBase(BaseEstimator):
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Start a new stream and make one pass over (X, y) (POffL, Algorithm 5.4).
 
         Parameters
@@ -111,13 +120,16 @@ class _DPOnlineBase(BaseEstimator):
             Training data, in stream order; CSR input is never densified.
         y : array-like of shape (n_samples,)
             Targets (regressor) or class labels (classifier).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-record weights in [0, ``max_sample_weight``] (the loss of record i is
+            scaled by w_i); refused outside it before any budget is reserved.
 
         Returns
         -------
         self : object
             The fitted estimator; its ledger records one release.
         """
-        return self._call(X, y, None, first=True, from_fit=True)
+        return self._call(X, y, None, first=True, from_fit=True, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -172,7 +184,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
 
     def __init__(self, *, bounds_y=None, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None,
                  fit_intercept=True, clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
-                 ledger=None, random_state=None, verbose=0):
+                 max_sample_weight=1.0, ledger=None, random_state=None, verbose=0):
         self.bounds_y = bounds_y
         self.epsilon = epsilon
         self.delta = delta
@@ -185,6 +197,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
         self.update = update
         self.horizon = horizon
         self.average = average
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
@@ -209,7 +222,7 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
         self.intercept_ = float(mid + half * intercept[0])
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y):
+    def partial_fit(self, X, y, sample_weight=None):
         """Continue the stream with the records (X, y) and release the updated model.
 
         Parameters
@@ -218,13 +231,15 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
             The next records of the stream.
         y : array-like of shape (n_samples,)
             Their targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-record weights in [0, ``max_sample_weight``]; see :meth:`fit`.
 
         Returns
         -------
         self : object
             The estimator; only the first call of a stream records to the ledger.
         """
-        return self._call(X, y, None, first=not hasattr(self, "n_samples_seen_"))
+        return self._call(X, y, None, first=not hasattr(self, "n_samples_seen_"), sample_weight=sample_weight)
 
     def predict(self, X):
         """Predict with the released model, clipped to ``bounds_y_``.
@@ -322,7 +337,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     _y_validation = {}
 
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None, fit_intercept=True,
-                 clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False, ledger=None,
+                 clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
+                 max_sample_weight=1.0, ledger=None,
                  random_state=None, verbose=0):
         self.epsilon = epsilon
         self.delta = delta
@@ -335,6 +351,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         self.update = update
         self.horizon = horizon
         self.average = average
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
@@ -401,7 +418,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         return np.log(self.predict_proba(X))
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Continue the stream with the records (X, y) and release the updated model.
 
         Parameters
@@ -413,6 +430,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         classes : array-like of shape (n_classes,), default=None
             The public label set; required on the first call of a stream. A later
             call may repeat it; a different set raises a ``ValueError``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Per-record weights in [0, ``max_sample_weight``]; see :meth:`fit`.
 
         Returns
         -------
@@ -422,7 +441,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         first = not hasattr(self, "n_samples_seen_")
         if first and classes is None:
             raise ValueError("classes must be passed to the first call of partial_fit (the public label set).")
-        return self._call(X, y, classes, first=first)
+        return self._call(X, y, classes, first=first, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

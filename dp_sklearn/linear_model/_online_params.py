@@ -9,7 +9,7 @@ from sklearn.utils._param_validation import Options, StrOptions
 
 from .._constraints import Interval
 from ..ledger import PrivacyLedger
-from ._base import DATA_NORM_RANGE, MAX_FINITE_EPSILON
+from ._base import DATA_NORM_RANGE, MAX_FINITE_EPSILON, PRIVACY_CONSTRAINTS
 
 _CONSTRAINTS = {
     "epsilon": [Interval(Real, 0, MAX_FINITE_EPSILON, closed="right"), Options(Real, {np.inf})],
@@ -23,6 +23,7 @@ _CONSTRAINTS = {
     "update": [StrOptions({"gradient", "implicit"})],
     "horizon": [Interval(Integral, 1, None, closed="left"), None],
     "average": ["boolean"],
+    "max_sample_weight": PRIVACY_CONSTRAINTS["max_sample_weight"],
     "ledger": [PrivacyLedger, None],
     "random_state": ["random_state", np.random.Generator],
     "verbose": ["verbose"],
@@ -66,6 +67,11 @@ _PARAMS_DOC = """
         rather than the last iterate. The average's sensitivity is larger by a factor
         of about ln(n / s0) (docs/user_guide/online.md), so the last iterate is the
         default.
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` of ``fit`` and ``partial_fit``: a
+        record's loss is scaled by its weight, so the stream's plan uses this bound
+        (weights outside [0, ``max_sample_weight``] are refused before any budget is
+        reserved); fixed for the whole stream.
     ledger : PrivacyLedger or None, default=None
         Ledger that records the stream's event once, when a stream starts (``fit`` or
         the first ``partial_fit``).

@@ -96,6 +96,11 @@ class DPRidge(_DPRegressorBase):
         (``dp_sklearn.solvers._common.default_sampling_rate``); ``"full"`` (or
         ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
         batches: noisy_gd only (the other papers calibrate full batches).
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -192,7 +197,7 @@ class DPRidge(_DPRegressorBase):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, bounds_y="auto",
                  solver="auto", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
+                 clip_norm=None, accounting="tight", batch_size=None, max_sample_weight=1.0, ledger=None, random_state=None,
                  verbose=0, report_clipping=False):
         self.alpha = alpha
         self.epsilon = epsilon
@@ -206,6 +211,7 @@ class DPRidge(_DPRegressorBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.batch_size = batch_size
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
@@ -283,6 +289,11 @@ class DPLasso(_DPRegressorBase):
         (``dp_sklearn.solvers._common.default_sampling_rate``); ``"full"`` (or
         ``n_samples``) forces full batches at any n. ``accounting="paper"`` with sampled
         batches: noisy_gd only (the other papers calibrate full batches).
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -369,7 +380,7 @@ class DPLasso(_DPRegressorBase):
 
     def __init__(self, radius=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y="auto", solver="frank_wolfe", fit_intercept=True, max_iter=None, tol=1e-8,
-                 clip_norm=None, accounting="tight", batch_size=None, ledger=None, random_state=None,
+                 clip_norm=None, accounting="tight", batch_size=None, max_sample_weight=1.0, ledger=None, random_state=None,
                  verbose=0, report_clipping=False):
         self.radius = radius
         self.epsilon = epsilon
@@ -384,6 +395,7 @@ class DPLasso(_DPRegressorBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.batch_size = batch_size
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose

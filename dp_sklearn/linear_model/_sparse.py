@@ -103,6 +103,11 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     accounting : {"tight", "paper"}, default="tight"
         ``"tight"``: exact Gaussian composition; ``"paper"``: Wang & Gu's zCDP
         calibration for IGHT, basic composition for the two-stage selector.
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -188,7 +193,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  bounds_y="auto", solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None,
-                 clip_norm=None, accounting="tight", ledger=None, random_state=None,
+                 clip_norm=None, accounting="tight", max_sample_weight=1.0, ledger=None, random_state=None,
                  verbose=0, report_clipping=False):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
@@ -203,6 +208,7 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
         self.step_size = step_size
         self.clip_norm = clip_norm
         self.accounting = accounting
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
@@ -256,6 +262,11 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
     classes : array-like of shape (2,), default=None
         Public label set. The labels present in y are not protected (``classes_`` is
         taken from y as scikit-learn requires); pass ``classes`` to fix them publicly.
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -340,7 +351,7 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
 
     def __init__(self, n_nonzero_coefs=10, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2,
                  solver="ight", fit_intercept=True, max_iter=None, tol=1e-8, step_size=None, clip_norm=None,
-                 accounting="tight", classes=None, ledger=None, random_state=None,
+                 accounting="tight", classes=None, max_sample_weight=1.0, ledger=None, random_state=None,
                  verbose=0, report_clipping=False):
         self.n_nonzero_coefs = n_nonzero_coefs
         self.epsilon = epsilon
@@ -355,6 +366,7 @@ class DPSparseLogisticRegression(_SparseMixin, _DPClassifierBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.classes = classes
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose

@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import Interval
 from .._losses._squared_hinge import SquaredHingeLoss
@@ -68,6 +69,20 @@ class DPLinearSVC(_DPClassifierBase):
     classes : array-like, default=None
         The two public class labels; ``None`` takes those of y (the label set is then
         not protected).
+    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes in the loss, as scikit-learn's (``C sum_i w_i loss_i``).
+        A dict ``{label: weight}`` (finite, >= 0; missing labels weigh 1) is public; its
+        largest value bounds every weight. ``"balanced"``: ``n / (n_classes * count_c)``
+        from class counts released by the Laplace mechanism (l1 sensitivity 2, 5% of
+        epsilon, ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the
+        release is composed into ``dp_event_``. The bound scales the Lipschitz and
+        curvature constants the mechanisms use; the clipping solvers clip each weighted
+        per-example gradient. Multiplies ``sample_weight``. Not supported for dask input.
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -103,6 +118,9 @@ class DPLinearSVC(_DPClassifierBase):
         Data-independent iteration count.
     data_norm_ : float
         The row bound used.
+    class_weight_ : ndarray of shape (2,)
+        Only with ``class_weight``: the weight of each class of ``classes_`` (a release
+        for ``"balanced"``).
     clipped_fraction_ : dict of str to float
         Only with ``report_clipping=True``.
     solver_ : str
@@ -155,12 +173,15 @@ class DPLinearSVC(_DPClassifierBase):
         **CLASSIFIER_CONSTRAINTS, **BATCH_SIZE,
         "C": [Interval(Real, 0, np.inf, closed="neither")],
         "solver": [SolverOptions(("none",), _loss_names)],
+        "class_weight": [dict, StrOptions({"balanced"}), None],
     }
 
     def __init__(self, C=1.0, *, epsilon=1.0, delta=1e-5, data_norm=None, data_norm_ord=2, solver="noisy_gd",
                  fit_intercept=True, max_iter=None, tol=1e-8, clip_norm=None, accounting="tight", batch_size=None,
-                 classes=None, ledger=None, random_state=None, verbose=0, report_clipping=False):
+                 classes=None, class_weight=None, max_sample_weight=1.0, ledger=None, random_state=None, verbose=0,
+                 report_clipping=False):
         self.C = C
+        self.class_weight = class_weight
         self.epsilon = epsilon
         self.delta = delta
         self.data_norm = data_norm
@@ -173,6 +194,7 @@ class DPLinearSVC(_DPClassifierBase):
         self.accounting = accounting
         self.batch_size = batch_size
         self.classes = classes
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose
