@@ -16,12 +16,14 @@ from dp_sklearn._losses._pinball import PinballLoss, pinball
 from dp_sklearn.audit import glm_worst_case_pair
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.linear_model._quantile import exact_quantile_fit
+from weight_checks import sample_weight_failures
 
 EPS, DELTA = 1.0, 1e-5
 
 
 @parametrize_with_checks([DPQuantileRegressor(random_state=0),
-                          DPQuantileRegressor(quantile=0.8, alpha=0.01, smoothing=2.0, random_state=0)])
+                          DPQuantileRegressor(quantile=0.8, alpha=0.01, smoothing=2.0, random_state=0)],
+                         expected_failed_checks=sample_weight_failures)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -149,3 +151,21 @@ def test_audit_without_a_target_bound_and_negative_control(noisy_gd_audit):
     """A target of 1e6 (no bound anywhere) does not break the guarantee; 10x less noise is caught."""
     D, D_prime = _pair_with_unbounded_targets()
     noisy_gd_audit(_mechanism, D, D_prime)
+
+
+def test_weighted_epsilon_inf_is_sklearns_weighted_minimizer():
+    """sample_weight at epsilon=inf: scikit-learn's weighted objective (its alpha times the
+    weights' sum equals ours times n, so the alphas differ by the mean weight)."""
+    from sklearn.linear_model import QuantileRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0]) + rng.normal(size=300)
+    w = rng.uniform(0.0, 1.0, size=300)
+    for alpha in (0.0, 0.01):
+        ours = DPQuantileRegressor(quantile=0.7, alpha=alpha, epsilon=np.inf, data_norm=100.0).fit(X, y, sample_weight=w)
+        ref = QuantileRegressor(quantile=0.7, alpha=alpha / w.mean(), solver="highs").fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-4, atol=1e-8)
+        assert ours.intercept_ == pytest.approx(ref.intercept_, rel=1e-4, abs=1e-8)
+        unweighted = DPQuantileRegressor(quantile=0.7, alpha=alpha, epsilon=np.inf, data_norm=100.0).fit(X, y)
+        assert np.max(np.abs(unweighted.coef_ - ours.coef_)) > 1e-3  # the weights are used

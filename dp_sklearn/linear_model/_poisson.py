@@ -110,6 +110,11 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         Calibrate with the accountant or with the paper's formula.
     batch_size : int or "full", default=None
         Poisson-sampled mini-batches of this expected size (see :class:`DPRidge`).
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -204,7 +209,7 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
 
     def __init__(self, alpha=1.0, *, epsilon=1.0, delta=1e-5, bounds_y="auto", data_norm=None, solver="noisy_gd",
                  fit_intercept=True, max_iter=None, tol=1e-8, clip_norm=None, accounting="tight", batch_size=None,
-                 ledger=None, random_state=None, verbose=0, report_clipping=False):
+                 max_sample_weight=1.0, ledger=None, random_state=None, verbose=0, report_clipping=False):
         self.alpha = alpha
         self.epsilon = epsilon
         self.delta = delta
@@ -217,6 +222,7 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.batch_size = batch_size
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose

@@ -27,7 +27,9 @@ AUTO_SMOOTHING = 1.0
 
 
 def exact_quantile_fit(X, y, quantile, l1, n_free):
-    """argmin_theta (1/n) sum_i rho_q(y_i - <x_i, theta>) + l1 ||theta_head||_1 (a linear program).
+    """argmin_theta (1/n) sum_i w_i rho_q(y_i - <x_i, theta>) + l1 ||theta_head||_1 (a linear program).
+
+    ``y`` is of shape (n,) (w_i = 1) or (n, 2), the targets and the weights (WeightedLoss's layout).
 
     The last ``n_free`` coordinates are not penalized. Solved with HiGHS
     (``scipy.optimize.linprog(method="highs")``), as scikit-learn's
@@ -41,14 +43,17 @@ def exact_quantile_fit(X, y, quantile, l1, n_free):
         If HiGHS does not report an optimal solution.
     """
     n, d = X.shape
+    y = np.asarray(y, dtype=float)
+    w = np.ones(n) if y.ndim == 1 else y[:, -1]  # weighted fits carry w_i as y's last column (WeightedLoss)
+    y = y if y.ndim == 1 else y[:, 0]
     X = sp.csr_matrix(X) if sp.issparse(X) else np.asarray(X)
     pen = np.full(d, float(l1))
     if n_free:
         pen[d - n_free:] = 0.0
-    c = np.concatenate([pen, pen, np.full(n, quantile / n), np.full(n, (1.0 - quantile) / n)])
+    c = np.concatenate([pen, pen, w * (quantile / n), w * ((1.0 - quantile) / n)])
     eye = sp.eye(n, format="csr")
     A = sp.hstack([sp.csr_matrix(X), -sp.csr_matrix(X), eye, -eye], format="csc")
-    res = linprog(c, A_eq=A, b_eq=np.asarray(y, dtype=float), bounds=(0, None), method="highs")
+    res = linprog(c, A_eq=A, b_eq=y, bounds=(0, None), method="highs")
     if res.status != 0:
         raise RuntimeError(f"the exact quantile fit (HiGHS) did not converge: {res.message}")
     return res.x[:d] - res.x[d:2 * d]
@@ -120,6 +125,11 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
         Calibrate with the accountant or with the paper's formula.
     batch_size : int or "full", default=None
         Poisson-sampled mini-batches of this expected size (see :class:`DPRidge`).
+    max_sample_weight : float, default=1.0
+        Public bound (> 0) on the ``sample_weight`` passed to :meth:`fit`: a record's
+        loss, hence its gradient, is scaled by its weight, so the mechanisms' sensitivity
+        uses this bound (weights outside [0, ``max_sample_weight``] are refused before
+        any budget is reserved). Unused without ``sample_weight``.
     ledger : PrivacyLedger, default=None
         Budget ledger this fit is reserved and recorded in (it survives ``clone`` and joblib
         processes). A fit whose planned event would exceed the ledger's cap raises
@@ -221,7 +231,7 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
 
     def __init__(self, quantile=0.5, *, alpha=0.0, epsilon=1.0, delta=1e-5, smoothing="auto", data_norm=None,
                  solver="noisy_gd", fit_intercept=True, max_iter=None, tol=1e-8, clip_norm=None, accounting="tight",
-                 batch_size=None, ledger=None, random_state=None, verbose=0, report_clipping=False):
+                 batch_size=None, max_sample_weight=1.0, ledger=None, random_state=None, verbose=0, report_clipping=False):
         self.quantile = quantile
         self.alpha = alpha
         self.epsilon = epsilon
@@ -235,6 +245,7 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
         self.clip_norm = clip_norm
         self.accounting = accounting
         self.batch_size = batch_size
+        self.max_sample_weight = max_sample_weight
         self.ledger = ledger
         self.random_state = random_state
         self.verbose = verbose

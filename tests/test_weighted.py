@@ -1,5 +1,6 @@
 """sample_weight on every estimator's fit (and the online models' partial_fit), with the public bound
-max_sample_weight (dp_sklearn/linear_model/_base.py, _online.py, dp_sklearn/_losses/_weighted.py)."""
+max_sample_weight, through WeightedLoss (dp_sklearn/_losses/_weighted.py; the estimators' side in
+dp_sklearn/linear_model/_base.py and _online.py)."""
 
 import math
 
