@@ -374,3 +374,28 @@ def test_online_estimators_sklearn_compatible(estimator, check):
         warnings.simplefilter("ignore", ClippingWarning)
         warnings.filterwarnings("ignore", message="delta=")
         check(estimator)
+
+
+@pytest.mark.parametrize("est_cls", ["DPQuantileRegressor", "DPHuberRegressor", "DPPoissonRegressor"])
+def test_string_targets_are_checked_before_any_reservation(est_cls):
+    """Targets of a numeric-target estimator that are strings: numeric strings are read as numbers,
+    anything else is a ValueError naming y, before the ledger is touched. (The targets passed
+    scikit-learn's validation as a str array and failed in numpy inside the fit, after the
+    reservation; with the private scale of y, after its draw, so the budget was charged.)"""
+    import dp_sklearn
+    from dp_sklearn import PrivacyLedger
+
+    cls = getattr(dp_sklearn, est_cls)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = rng.poisson(3.0, size=300).astype(float)
+    ledger = PrivacyLedger(max_epsilon=10.0)
+    try:
+        with pytest.raises(ValueError, match=r"\by\b"):
+            cls(random_state=0, ledger=ledger).fit(X, np.array(["a"] * 300))
+        assert ledger.records == [] and ledger.pending == []
+        as_float = cls(random_state=0).fit(X, y)
+        as_str = cls(random_state=0).fit(X, np.array([str(v) for v in y]))
+        np.testing.assert_array_equal(as_str.coef_, as_float.coef_)
+    finally:
+        ledger.delete()

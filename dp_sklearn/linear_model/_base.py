@@ -194,6 +194,14 @@ class _DPLinearBase(BaseEstimator):
         n_x, n_y = _num_samples(X), _num_samples(y)
         if n_x != n_y:
             raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
+        if kwargs.get("y_numeric"):  # scikit-learn's y_numeric converts object arrays only, not str arrays
+            y_arr = np.asarray(y) if not hasattr(y, "dtype") else y
+            if getattr(y_arr, "dtype", None) is not None and y_arr.dtype.kind in "OUS":
+                try:
+                    y = np.asarray(y_arr, dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError(f"y must be numeric (numbers or numeric strings) for {type(self).__name__}."
+                                     ) from None
         # float32 is kept (not copied): normalize_X casts it to float64 block by block
         return validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kwargs)
 
