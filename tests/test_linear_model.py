@@ -399,3 +399,27 @@ def test_string_targets_are_checked_before_any_reservation(est_cls):
         np.testing.assert_array_equal(as_str.coef_, as_float.coef_)
     finally:
         ledger.delete()
+
+
+@pytest.mark.parametrize("est_cls", ["DPRidge", "DPQuantileRegressor", "DPHuberRegressor", "DPPoissonRegressor"])
+def test_auto_shares_beyond_the_budget_raise_a_clear_error_before_reservation(est_cls):
+    """At small epsilon n the plan of the private location of y takes up to 95% of epsilon; with
+    data_norm="auto" (10%) and report_clipping (5%) nothing is left for the model. The fit said
+    "epsilon must be > 0, got -0.1"; it now names the estimates and epsilon * n_samples, before
+    the ledger is touched."""
+    import dp_sklearn
+    from dp_sklearn import PrivacyLedger
+
+    cls = getattr(dp_sklearn, est_cls)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = rng.poisson(3.0, size=100).astype(float)
+    ledger = PrivacyLedger(max_epsilon=10.0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="data_norm.*epsilon \\* n_samples"):
+                cls(data_norm="auto", report_clipping=True, random_state=0, ledger=ledger).fit(X, y)
+        assert ledger.records == [] and ledger.pending == []
+    finally:
+        ledger.delete()

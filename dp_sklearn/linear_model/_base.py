@@ -229,8 +229,16 @@ class _DPLinearBase(BaseEstimator):
 
     def _model_epsilon(self):
         """Epsilon left for the model after the "auto" estimates and the clipping diagnostic."""
-        shares = sum(self._auto_share(name) for name in self._auto_estimates())
-        return float(self.epsilon) * (1.0 - shares - CLIPPING_SHARE * bool(self.report_clipping))
+        names = self._auto_estimates()
+        shares = sum(self._auto_share(name) for name in names)
+        left = 1.0 - shares - CLIPPING_SHARE * bool(self.report_clipping)
+        if left <= 0.0 and self.epsilon != np.inf:  # public: the shares are functions of epsilon and n only
+            n = getattr(self, "_n_targets", None)
+            raise ValueError(f"the private estimates {list(names)}" + " and report_clipping" * bool(self.report_clipping)
+                             + f" take {1.0 - left:.0%} of epsilon (epsilon * n_samples = "
+                             f"{float(self.epsilon) * (n or 0):.4g}): nothing is left for the model. Pass a public "
+                             "data_norm (or the other bound), report_clipping=False, or more data or epsilon.")
+        return float(self.epsilon) * left
 
     def _clip_counts(self, X, y, data_norm):
         """Records beyond each public bound, by parameter name (private: see ``report_clipping``)."""
