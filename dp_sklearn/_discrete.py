@@ -102,7 +102,10 @@ def _scaled_exp(x, upper):
     np.negative(x, out=x)
     np.exp(x, out=x)
     x *= f
-    return np.ceil(x, out=x) if upper else np.floor(x, out=x)
+    if upper:  # 2**62 exp(-x) > 0 always: at least 1, also where exp(-x) underflows to 0 (x > ~745)
+        np.ceil(x, out=x)
+        return np.maximum(x, 1.0, out=x)
+    return np.floor(x, out=x)
 
 
 def _bernoulli_exp(rng, num, den):

@@ -124,3 +124,31 @@ def test_sampler_is_reproducible_for_a_seed():
     np.testing.assert_array_equal(a, b)
     c = _discrete.discrete_gaussian(np.random.default_rng(8), 2**20 + 3, 1000)
     assert not np.array_equal(a, c)
+
+
+class _ZeroBits(np.random.Generator):
+    """A generator whose every integer is 0: the lazily drawn uniform is exactly u = 0."""
+
+    def __init__(self):
+        super().__init__(np.random.PCG64(0))
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        return np.zeros(size, dtype=np.int64) if size is not None else np.int64(0)
+
+
+def test_bernoulli_exp_float_exact_when_exp_underflows():
+    """exp(-x) underflows to 0 in float64 for x > ~745, but is positive: u = 0 satisfies u < exp(-x).
+
+    The upper bound of the enclosure must stay >= 1 (a ceiling of a positive number), so that
+    the first word w = 0 is left to the exact comparison instead of being decided False.
+    """
+    x = np.array([800.0, 1000.0])
+    calls = []
+
+    def exact(i):
+        calls.append(i)
+        return ([800, 1000][i], 1)
+
+    out = _discrete._bernoulli_exp_float(_ZeroBits(), x, exact)
+    assert calls == [0, 1]
+    assert out.tolist() == [True, True]

@@ -377,3 +377,52 @@ def test_online_estimators_sklearn_compatible(estimator, check):
         warnings.simplefilter("ignore", ClippingWarning)
         warnings.filterwarnings("ignore", message="delta=")
         check(estimator)
+
+
+@pytest.mark.parametrize("est_cls", ["DPQuantileRegressor", "DPHuberRegressor", "DPPoissonRegressor"])
+def test_string_targets_are_checked_before_any_reservation(est_cls):
+    """Targets of a numeric-target estimator that are strings: numeric strings are read as numbers,
+    anything else is a ValueError naming y, before the ledger is touched. (The targets passed
+    scikit-learn's validation as a str array and failed in numpy inside the fit, after the
+    reservation; with the private scale of y, after its draw, so the budget was charged.)"""
+    import dp_sklearn
+    from dp_sklearn import PrivacyLedger
+
+    cls = getattr(dp_sklearn, est_cls)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = rng.poisson(3.0, size=300).astype(float)
+    ledger = PrivacyLedger(max_epsilon=10.0)
+    try:
+        with pytest.raises(ValueError, match=r"\by\b"):
+            cls(random_state=0, ledger=ledger).fit(X, np.array(["a"] * 300))
+        assert ledger.records == [] and ledger.pending == []
+        as_float = cls(random_state=0).fit(X, y)
+        as_str = cls(random_state=0).fit(X, np.array([str(v) for v in y]))
+        np.testing.assert_array_equal(as_str.coef_, as_float.coef_)
+    finally:
+        ledger.delete()
+
+
+@pytest.mark.parametrize("est_cls", ["DPRidge", "DPQuantileRegressor", "DPHuberRegressor", "DPPoissonRegressor"])
+def test_auto_shares_beyond_the_budget_raise_a_clear_error_before_reservation(est_cls):
+    """At small epsilon n the plan of the private location of y takes up to 95% of epsilon; with
+    data_norm="auto" (10%) and report_clipping (5%) nothing is left for the model. The fit said
+    "epsilon must be > 0, got -0.1"; it now names the estimates and epsilon * n_samples, before
+    the ledger is touched."""
+    import dp_sklearn
+    from dp_sklearn import PrivacyLedger
+
+    cls = getattr(dp_sklearn, est_cls)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = rng.poisson(3.0, size=100).astype(float)
+    ledger = PrivacyLedger(max_epsilon=10.0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(ValueError, match="data_norm.*epsilon \\* n_samples"):
+                cls(data_norm="auto", report_clipping=True, random_state=0, ledger=ledger).fit(X, y)
+        assert ledger.records == [] and ledger.pending == []
+    finally:
+        ledger.delete()

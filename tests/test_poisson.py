@@ -159,3 +159,25 @@ def test_auto_count_bound_with_mostly_zeros():
     m = DPPoissonRegressor(alpha=0.0, epsilon=1.0, random_state=0).fit(X, y)
     assert m.bounds_y_ == (0.0, 1.0)
     assert -2.5 < m.intercept_ < -1.0 and m.coef_[0] > 0.1 and m.coef_[1] < -0.1
+
+
+def test_auto_count_bound_at_small_epsilon_n_warns():
+    """Below epsilon n of about 430 the plan of bounds_y="auto" is "center" (up to 95% of epsilon on
+    two medians, no side): the count bound is the released median, so every count above it is
+    clipped and no fitted mean exceeds it. The fit did that silently; it now warns (a public
+    condition: epsilon and n_samples), as the least-squares regressors do."""
+    import warnings
+
+    from dp_sklearn.linear_model._auto import bounds_y_plan
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = rng.poisson(np.exp(1.5 + X @ [0.5, -0.4, 0.0])).astype(float)
+    assert bounds_y_plan(1.0, 200).mode == "center"
+    with pytest.warns(UserWarning, match="epsilon \\* n_samples"):
+        m = DPPoissonRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    assert m.bounds_y_[1] < y.max()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPPoissonRegressor(epsilon=1.0, bounds_y=(0, 30), random_state=0).fit(X, y)
+        DPPoissonRegressor(epsilon=5.0, random_state=0).fit(X, y)  # epsilon n = 1000: the "range" plan

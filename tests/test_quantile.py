@@ -169,3 +169,26 @@ def test_weighted_epsilon_inf_is_sklearns_weighted_minimizer():
         assert ours.intercept_ == pytest.approx(ref.intercept_, rel=1e-4, abs=1e-8)
         unweighted = DPQuantileRegressor(quantile=0.7, alpha=alpha, epsilon=np.inf, data_norm=100.0).fit(X, y)
         assert np.max(np.abs(unweighted.coef_ - ours.coef_)) > 1e-3  # the weights are used
+
+
+def test_auto_smoothing_at_small_epsilon_n_predicts_the_released_median_and_says_so():
+    """Below epsilon n of about 432 the plan of bounds_y="auto" is "center": up to 95% of epsilon on
+    two medians, no scale. The released range then collapses onto the median and the smoothing width
+    onto its 1e-9 floor, so the fit silently returned (up to 1e-8) the median whatever the quantile.
+    As the other "auto" regressors do, the fit now warns (a public condition) and predicts the
+    released median exactly."""
+    from dp_sklearn.linear_model._auto import bounds_y_plan
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    y = X @ [1.0, -1.0, 0.5] + rng.normal(size=200) + 100.0
+    assert bounds_y_plan(1.0, 200).mode == "center"
+    with pytest.warns(UserWarning, match="epsilon \\* n_samples"):
+        m = DPQuantileRegressor(quantile=0.9, epsilon=1.0, random_state=1).fit(X, y)
+    assert np.all(m.coef_ == 0.0) and m.intercept_ == m.center_
+    np.testing.assert_array_equal(m.predict(X), np.full(200, m.center_))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a public smoothing, or enough epsilon n: no warning, a model
+        fixed = DPQuantileRegressor(quantile=0.9, smoothing=1.0, epsilon=1.0, random_state=1).fit(X, y)
+        assert np.any(fixed.coef_ != 0.0)

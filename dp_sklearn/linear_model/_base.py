@@ -201,6 +201,14 @@ class _DPLinearBase(BaseEstimator):
         n_x, n_y = _num_samples(X), _num_samples(y)
         if n_x != n_y:
             raise ValueError(f"X and y have inconsistent numbers of samples: X has {n_x}, y has {n_y}.")
+        if kwargs.get("y_numeric"):  # scikit-learn's y_numeric converts object arrays only, not str arrays
+            y_arr = np.asarray(y) if not hasattr(y, "dtype") else y
+            if getattr(y_arr, "dtype", None) is not None and y_arr.dtype.kind in "OUS":
+                try:
+                    y = np.asarray(y_arr, dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise ValueError(f"y must be numeric (numbers or numeric strings) for {type(self).__name__}."
+                                     ) from None
         # float32 is kept (not copied): normalize_X casts it to float64 block by block
         return validate_data(self, X, y, accept_sparse="csr", dtype=[np.float64, np.float32], **kwargs)
 
@@ -228,8 +236,16 @@ class _DPLinearBase(BaseEstimator):
 
     def _model_epsilon(self):
         """Epsilon left for the model after the "auto" estimates and the clipping diagnostic."""
-        shares = sum(self._auto_share(name) for name in self._auto_estimates())
-        return float(self.epsilon) * (1.0 - shares - CLIPPING_SHARE * bool(self.report_clipping))
+        names = self._auto_estimates()
+        shares = sum(self._auto_share(name) for name in names)
+        left = 1.0 - shares - CLIPPING_SHARE * bool(self.report_clipping)
+        if left <= 0.0 and self.epsilon != np.inf:  # public: the shares are functions of epsilon and n only
+            n = getattr(self, "_n_targets", None)
+            raise ValueError(f"the private estimates {list(names)}" + " and report_clipping" * bool(self.report_clipping)
+                             + f" take {1.0 - left:.0%} of epsilon (epsilon * n_samples = "
+                             f"{float(self.epsilon) * (n or 0):.4g}): nothing is left for the model. Pass a public "
+                             "data_norm (or the other bound), report_clipping=False, or more data or epsilon.")
+        return float(self.epsilon) * left
 
     def _clip_counts(self, X, y, data_norm):
         """Records beyond each public bound, by parameter name (private: see ``report_clipping``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -172,6 +173,13 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
     BudgetExceededError
         From ``fit``: the planned event would exceed ``ledger``'s cap (nothing is drawn).
 
+    Warns
+    -----
+    UserWarning
+        From ``fit`` with ``bounds_y="auto"``, when ``epsilon * n_samples`` (public) is too
+        small for the plan of ``bounds_y="auto"`` to release a range: the count bound is
+        then the released median.
+
     See Also
     --------
     DPRidge : Private least squares.
@@ -253,6 +261,11 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         if not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
         self._n_targets = int(y.shape[0])  # public: sets the share of bounds_y="auto"
+        if isinstance(self.bounds_y, str) and bounds_y_plan(self.epsilon, self._n_targets).mode == "center":
+            warnings.warn(f"bounds_y='auto' with epsilon * n_samples = {self.epsilon * self._n_targets:.4g}: too "
+                          "little to locate the range of the counts, so the count bound is a private median of y "
+                          "(counts above it are clipped, no fitted mean exceeds it). Pass the public count bound as "
+                          "bounds_y=(0, y_max).", UserWarning, stacklevel=4)
         return y, PoissonLoss()
 
     def _auto_estimates(self):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -94,10 +95,14 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
     smoothing : float or "auto", default="auto"
         Width s (> 0) of the smoothed pinball loss of the private fit, in units of y. A
         float is a public choice (a wrong value costs accuracy, never privacy) and the
-        targets are used as they are. ``"auto"``: the private median ``m`` and median
-        absolute deviation of y of ``bounds_y="auto"`` (20% of epsilon,
-        ``dp_sklearn.linear_model._auto.private_bounds_y``); the targets are centred on
-        ``m`` (a release, not a bound: nothing is clipped) and ``s = 1.4826 * MAD``.
+        targets are used as they are. ``"auto"``: the private median ``m`` and scale of y
+        of ``bounds_y="auto"`` (``dp_sklearn.linear_model._auto.private_bounds_y``, with
+        the share of epsilon and the mode of ``bounds_y_plan``, functions of ``epsilon``
+        and ``n_samples``: side quantiles, or the median absolute deviation); the targets
+        are centred on ``m`` (a release, not a bound: nothing is clipped) and ``s`` is the
+        released range's half-width in standard deviations (``1.4826 * MAD`` in the MAD
+        mode). When ``epsilon * n_samples`` is too small for a scale (the ``"center"``
+        mode: the two medians only) the fit warns and predicts the released median.
         Released as ``center_`` and ``smoothing_``.
     data_norm : float, "auto" or None, default=None
         Public bound on the l2 norm of a row of X, in the units of X, in
@@ -188,6 +193,13 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
     RuntimeError
         From ``fit`` at ``epsilon=inf`` only: the linear program did not converge.
 
+    Warns
+    -----
+    UserWarning
+        From ``fit`` with ``smoothing="auto"``, when ``epsilon * n_samples`` (public) is too
+        small for the plan of ``bounds_y="auto"`` to release a scale of y: the fit then
+        predicts the released median.
+
     See Also
     --------
     DPHuberRegressor : Private robust regression with the Huber loss.
@@ -267,7 +279,15 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
 
     def _encode_targets(self, y):
         self._n_targets = int(y.shape[0])  # public: sets the share of the "auto" smoothing
+        if self._center_plan():
+            warnings.warn(f"smoothing='auto' with epsilon * n_samples = {self.epsilon * self._n_targets:.4g}: too "
+                          "little to locate y and its scale, so the model predicts a private median of y. Pass a "
+                          "public smoothing, or more data or epsilon.", UserWarning, stacklevel=4)
         return y, PinballLoss(self.quantile)
+
+    def _center_plan(self):
+        """Whether smoothing="auto" releases the two medians only (public: epsilon and n_samples)."""
+        return isinstance(self.smoothing, str) and bounds_y_plan(self.epsilon, self._n_targets).mode == "center"
 
     def _auto_share(self, name):
         if name == "bounds_y":
@@ -301,6 +321,9 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
 
     def _set_coef(self, coef, intercept, target_map):
         center, s = target_map
+        if self._center_plan():  # no scale was released: predict the released median (post-processing)
+            self.coef_, self.intercept_ = np.zeros_like(coef[:, 0]), float(center)
+            return
         self.coef_ = s * coef[:, 0]
         self.intercept_ = float(center + s * intercept[0]) if self.fit_intercept else float(center)
 

@@ -30,15 +30,6 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
             return
         check_bounds_y(self.bounds_y)  # a pair of finite reals (never bools), low < high
 
-    def _validate_X_y(self, X, y, **kwargs):
-        y_arr = np.asarray(y) if y is not None and not hasattr(y, "dtype") else y
-        if y_arr is not None and getattr(y_arr, "dtype", None) is not None and y_arr.dtype.kind in "OUS":
-            try:
-                y = np.asarray(y_arr, dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError("y must be numeric (numbers or numeric strings) for a regressor.") from None
-        return super()._validate_X_y(X, y, **kwargs)
-
     def _encode_targets(self, y):
         if self.bounds_y is None:
             warnings.warn("bounds_y=None: assuming targets in [-1, 1] (targets outside are clipped, so the "
