@@ -31,3 +31,13 @@ def _newton_T(T):
 
 
 newton_T13, newton_T50, newton_T100 = _newton_T(13), _newton_T(50), _newton_T(100)
+
+
+def gd_logistic(schema, task, epsilon, delta=DELTA):
+    """The default pipeline with the classifier's solver set to ``"noisy_gd"`` (the former default)."""
+    from dp_sklearn import DPStandardScaler, make_private_pipeline
+
+    model = dp_model(schema, task)
+    if task != "regression":
+        model.set_params(solver="noisy_gd")
+    return make_private_pipeline(column_transformer(schema, DPStandardScaler()), model, epsilon=epsilon, delta=delta)
