@@ -192,7 +192,8 @@ class DPLogisticRegression(_DPClassifierBase):
         then 26 accelerated noisy Newton steps) for two classes with at most 2000 features
         (``dp_sklearn.solvers._noisy_newton.newton_applies``: the label set, n_features,
         epsilon and delta only; evidence in ``benchmarks/tabular/README.md``), else
-        ``"noisy_gd"`` (more classes, more features, ``batch_size`` or ``accounting="paper"``);
+        ``"noisy_gd"`` (more classes, more features, ``class_weight``, ``batch_size`` or
+        ``accounting="paper"``);
         ``"frank_wolfe"`` for penalty="l1". Or one of the registered
         solvers for the logistic losses and the penalty: ``"noisy_gd"``, ``"noisy_newton"``,
         ``"objective_perturbation"``, ``"output_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
@@ -402,7 +403,10 @@ class DPLogisticRegression(_DPClassifierBase):
         if self.solver == "auto":
             if self.penalty == "l1":
                 return "frank_wolfe"
-            return "noisy_newton" if self._few_pass_default(n_samples) else "noisy_gd"
+            # class_weight: the majorizer scales with the largest public weight (up to 20 for
+            # "balanced"), so the steps would shrink by it; noisy_gd steps at the mean weight
+            few_pass = self.class_weight is None and self._few_pass_default(n_samples)
+            return "noisy_newton" if few_pass else "noisy_gd"
         return self.solver
 
     def _public_loss(self):

@@ -51,6 +51,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .. import _noise
+from .._progress import steps
 from .._gram import GRAM_MAX_DIM, _sparse_gram
 from .._sets import Unconstrained
 from ._base import Plan, register
@@ -222,7 +223,7 @@ def run_noisy_newton(problem, plan, rng):
     avg = np.zeros_like(theta)
     start = _average_from(problem.loss, T)
     accelerate = _accelerated(problem.loss)
-    for t in range(T):  # T data-independent steps
+    for t in steps(T):  # T data-independent steps
         point = theta + (t / (t + 3.0)) * (theta - prev) if accelerate else theta  # Nesterov's extrapolation
         g = noisy_clipped_gradient(problem, point, info["clip_norm"], info["sigma"], rng, l2_reg=l2)
         prev, theta = theta, point - (Vs @ (Vs.T @ g.reshape(-1, K))).ravel()
