@@ -21,7 +21,8 @@ disk, and the client's own peak RSS.
 First, the default ``DPRidge()`` and ``DPLogisticRegression()`` (labels ``y > 0``) on the
 cluster and on the same data in memory (computed to the client; ``--no-in-memory`` skips
 that): wall-time ratio and the largest coefficient difference for the same ``random_state``
-(issue 22: the distributed engine on the in-memory plan). ``--defaults-only`` stops there.
+(issue 22: the distributed engine on the in-memory plan). ``--defaults-only`` stops there;
+``--persist`` holds X and y in the workers' memory first (else every pass regenerates them).
 
 Run: ``python -m benchmarks.dask_scale`` (writes ``benchmarks/results/dask_scale.md``);
 ``--n 2000000`` for a quick check; ``--ridge-iter`` sets T of the noisy GD fit
@@ -134,6 +135,9 @@ def main(argv=None):
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--defaults-only", action="store_true",
                         help="only the default DPRidge / DPLogisticRegression fits against in-memory fits")
+    parser.add_argument("--persist", action="store_true",
+                        help="persist X and y on the workers first (the data already in the cluster's memory); "
+                             "otherwise every pass regenerates the blocks")
     parser.add_argument("--no-in-memory", action="store_true",
                         help="skip the in-memory fits (when X does not fit in the client's memory)")
     args = parser.parse_args(argv)
@@ -155,6 +159,11 @@ def main(argv=None):
 
     n, p = args.n, args.p
     X, y = _data(n, p, args.chunk)
+    if args.persist:
+        import distributed
+
+        X, y = client.persist([X, y])
+        distributed.wait([X, y])
     common = {"epsilon": 1.0, "delta": 1e-9, "bounds_y": (-15.0, 15.0), "data_norm": 2.0 * np.sqrt(p),
               "random_state": 0}
     default_rows = _default_fits(X, y, common, not args.no_in_memory)
