@@ -18,6 +18,12 @@ manager's spill / pause / restart messages. Reported: wall time of each fit (and
 its passes), T, the peak RSS of each worker against its limit, the bytes spilled to
 disk, and the client's own peak RSS.
 
+First, the default ``DPRidge()`` and ``DPLogisticRegression()`` (labels ``y > 0``) on the
+cluster and on the same data in memory (computed to the client; ``--no-in-memory`` skips
+that): wall-time ratio and the largest coefficient difference for the same ``random_state``
+(issue 22: the distributed engine on the in-memory plan). ``--defaults-only`` stops there;
+``--persist`` holds X and y in the workers' memory first (else every pass regenerates them).
+
 Run: ``python -m benchmarks.dask_scale`` (writes ``benchmarks/results/dask_scale.md``);
 ``--n 2000000`` for a quick check; ``--ridge-iter`` sets T of the noisy GD fit
 (default 100: each step is a full pass over the 3.4 GB design).
@@ -82,6 +88,39 @@ def _fit(est, X, y):
     return time.perf_counter() - t0
 
 
+def _default_fits(X, y, common, in_memory):
+    """Default ``DPRidge`` and ``DPLogisticRegression`` (``solver="auto"``) on the cluster and, on the
+    same data computed to the client, in memory (one BLAS thread): wall times, their ratio, passes,
+    and the largest coefficient difference for the same ``random_state``. Both sides are warmed up
+    first by a fit on the first 50,000 rows (a cold cluster's first fit also imports the library on
+    every worker)."""
+    from dp_sklearn import DPLogisticRegression, DPRidge
+
+    yb = (y > 0).astype(np.int64)
+    fits = (("DPRidge()", lambda: DPRidge(**common), y),
+            ("DPLogisticRegression()", lambda: DPLogisticRegression(
+                **{k: v for k, v in common.items() if k != "bounds_y"}), yb))
+    local = (X.compute(), y.compute(), yb.compute()) if in_memory else None
+    rows = []
+    for name, make, target in fits:  # warm-up: imports on the workers and the client, first tasks
+        make().fit(X[:50_000], target[:50_000])
+        if local is not None:
+            make().fit(local[0][:50_000], (local[1] if target is y else local[2])[:50_000])
+    for name, make, target in fits:
+        est = make()
+        t_dask = _fit(est, X, target)
+        cell = f"{t_dask:.1f} s wall on the cluster, solver {est.solver_}, T = {est.n_iter_}"
+        if local is not None:
+            ref = make()
+            t_mem = _fit(ref, local[0], local[1] if target is y else local[2])
+            diff = float(np.max(np.abs(np.r_[est.coef_.ravel(), est.intercept_] - np.r_[ref.coef_.ravel(),
+                                                                                       ref.intercept_])))
+            cell += (f"; in memory {t_mem:.1f} s (solver {ref.solver_}, T = {ref.n_iter_}): dask / in-memory = "
+                     f"{t_dask / t_mem:.2f}x; max |coef difference| = {diff:.1e}")
+        rows.append((f"{name} default, dask vs in-memory", cell))
+    return rows
+
+
 def _memory_events(client):
     logs = client.get_worker_logs()
     hits = []
@@ -100,6 +139,13 @@ def main(argv=None):
     parser.add_argument("--memory-limit", default="4GiB")
     parser.add_argument("--ridge-iter", type=int, default=100)
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--defaults-only", action="store_true",
+                        help="only the default DPRidge / DPLogisticRegression fits against in-memory fits")
+    parser.add_argument("--persist", action="store_true",
+                        help="persist X and y on the workers first (the data already in the cluster's memory); "
+                             "otherwise every pass regenerates the blocks")
+    parser.add_argument("--no-in-memory", action="store_true",
+                        help="skip the in-memory fits (when X does not fit in the client's memory)")
     args = parser.parse_args(argv)
 
     import dask
@@ -119,12 +165,19 @@ def main(argv=None):
 
     n, p = args.n, args.p
     X, y = _data(n, p, args.chunk)
+    if args.persist:
+        import distributed
+
+        X, y = client.persist([X, y])
+        distributed.wait([X, y])
     common = {"epsilon": 1.0, "delta": 1e-9, "bounds_y": (-15.0, 15.0), "data_norm": 2.0 * np.sqrt(p),
               "random_state": 0}
-    lasso = DPLasso(radius=1.0, **common)
-    t_lasso = _fit(lasso, X, y)
-    ridge = DPRidge(max_iter=args.ridge_iter, **common)
-    t_ridge = _fit(ridge, X, y)
+    default_rows = _default_fits(X, y, common, not args.no_in_memory)
+    if not args.defaults_only:
+        lasso = DPLasso(radius=1.0, **common)
+        t_lasso = _fit(lasso, X, y)
+        ridge = DPRidge(max_iter=args.ridge_iter, **common)
+        t_ridge = _fit(ridge, X, y)
 
     sampler.stop.set()
     sampler.join()
@@ -138,10 +191,13 @@ def main(argv=None):
         ("data", f"{n:,} x {p} float64 = {n * p * 8 / 1e9:.2f} GB, {-(-n // args.chunk)} chunks of "
                  f"{args.chunk:,} rows, generated blockwise on the workers"),
         ("cluster", f"LocalCluster, 2 worker processes x 1 thread, memory_limit={args.memory_limit} each"),
-        ("DPLasso (frank_wolfe, Gram path)", f"{t_lasso:.1f} s wall, T = {lasso.n_iter_} steps"),
-        ("DPRidge (noisy_gd, blockwise clipped sums)", f"{t_ridge:.1f} s wall, T = {ridge.n_iter_} steps "
-                                                      f"({t_ridge / ridge.n_iter_:.2f} s per step incl. the persist)"),
-    ]
+    ] + default_rows
+    if not args.defaults_only:
+        rows += [
+            ("DPLasso (frank_wolfe, Gram path)", f"{t_lasso:.1f} s wall, T = {lasso.n_iter_} steps"),
+            ("DPRidge (noisy_gd, blockwise clipped sums)", f"{t_ridge:.1f} s wall, T = {ridge.n_iter_} steps "
+                                                          f"({t_ridge / ridge.n_iter_:.2f} s per step incl. the persist)"),
+        ]
     for addr in sorted(limit):
         rows.append((f"worker {addr} peak RSS", f"{sampler.peak[addr] / 2**30:.2f} GiB of "
                                                f"{limit[addr] / 2**30:.2f} GiB limit "

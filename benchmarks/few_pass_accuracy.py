@@ -73,7 +73,10 @@ def _auto_choice(ds, eps):
     n, p = ds.X_train.shape
     est = (DPLogisticRegression if ds.task == "binary" else DPRidge)(epsilon=eps, delta=min(1e-5, 0.1 / n),
                                                                     data_norm=ds.data_norm)
-    est.n_features_in_ = p  # public: the choice reads n, p, epsilon, delta only
+    est.n_features_in_ = p  # public: the choice reads n, p, the label set, epsilon, delta only
+    est._n_targets = n  # what fit records before the choice (the share of bounds_y="auto")
+    if ds.task == "binary":
+        est.classes_ = np.unique(ds.y_train)
     return est._resolved_solver(n)
 
 

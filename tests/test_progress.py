@@ -46,7 +46,7 @@ def test_verbose_output_depends_on_public_sizes_only(capsys, make, task):
 
 def test_verbose_prints_the_last_step_of_a_public_T(capsys):
     out = _output(capsys, lambda: DPLogisticRegression(max_iter=37, verbose=2, random_state=0), "binary", 0)
-    assert "step 37 of 37" in out and "noisy_gd, 37 steps" in out
+    assert "step 37 of 37" in out and "noisy_newton, 37 steps" in out
     assert len(re.findall(r"step \d+ of 37", out)) == MAX_STEP_LINES
 
 

@@ -146,6 +146,12 @@ class _DPLinearBase(BaseEstimator):
     def _resolved_solver(self, n_samples=None):
         return self.solver
 
+    def _public_loss(self):
+        """The loss the fit will use, from public values (the declared loss family, the label set)."""
+        from .._losses import LogisticLoss, SquaredLoss
+
+        return SquaredLoss() if self._loss_names[0] == "squared" else LogisticLoss()
+
     def _few_pass_default(self, n_samples):
         """Whether ``solver="auto"`` takes ``noisy_newton`` (public values only).
 
@@ -157,10 +163,9 @@ class _DPLinearBase(BaseEstimator):
         if (n_samples is None or p is None or self.epsilon == np.inf or self.accounting != "tight"
                 or (self.batch_size is not None and not isinstance(self.batch_size, str))):
             return False
-        from .._losses import LogisticLoss, SquaredLoss
         from ..solvers._noisy_newton import newton_applies
 
-        loss = SquaredLoss() if self._loss_names[0] == "squared" else LogisticLoss()
+        loss = self._public_loss()
         public = PublicProblem(int(n_samples), p + bool(self.fit_intercept),
                                _public_x_norm(p, self.data_norm_ord, self.fit_intercept), 1.0, loss)
         return newton_applies(public, self._solver_epsilon(), float(self.delta), self.max_iter)

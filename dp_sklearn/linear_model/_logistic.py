@@ -231,10 +231,13 @@ class DPLogisticRegression(_DPClassifierBase):
     data_norm_ord : {2, numpy.inf}, default=2
         Norm bounded by ``data_norm``.
     solver : str, default="auto"
-        ``"auto"`` (``"noisy_gd"`` for penalty="l2", ``"frank_wolfe"`` for penalty="l1"; the
-        few-pass ``"noisy_newton"`` is not chosen automatically for the logistic losses: on
-        ijcnn1 its 26 steps scored up to 0.02 lower ROC AUC than noisy_gd,
-        ``benchmarks/results/few_pass_accuracy.md``) or one of the registered
+        ``"auto"``: for penalty="l2", ``"noisy_newton"`` (27 passes: one noisy Gram matrix,
+        then 26 accelerated noisy Newton steps) for two classes with at most 2000 features
+        (``dp_sklearn.solvers._noisy_newton.newton_applies``: the label set, n_features,
+        epsilon and delta only; evidence in ``benchmarks/tabular/README.md``), else
+        ``"noisy_gd"`` (more classes, more features, ``class_weight``, ``batch_size`` or
+        ``accounting="paper"``);
+        ``"frank_wolfe"`` for penalty="l1". Or one of the registered
         solvers for the logistic losses and the penalty: ``"noisy_gd"``, ``"noisy_newton"``,
         ``"objective_perturbation"``, ``"output_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
         ``"noisy_gd"``, ``"mirror_descent"`` (l1). For penalty="l2" also
@@ -430,8 +433,21 @@ class DPLogisticRegression(_DPClassifierBase):
 
     def _resolved_solver(self, n_samples=None):
         if self.solver == "auto":
-            return "frank_wolfe" if self.penalty == "l1" else "noisy_gd"
+            if self.penalty == "l1":
+                return "frank_wolfe"
+            # class_weight: the majorizer scales with the largest public weight (up to 20 for
+            # "balanced"), so the steps would shrink by it; noisy_gd steps at the mean weight
+            few_pass = self.class_weight is None and self._few_pass_default(n_samples)
+            return "noisy_newton" if few_pass else "noisy_gd"
         return self.solver
+
+    def _public_loss(self):
+        """Binary or multinomial from the label set (``classes_`` once encoded, else ``classes``)."""
+        classes = getattr(self, "classes_", None)
+        if classes is None and self.classes is not None:
+            classes = np.unique(np.asarray(self.classes))
+        k = 2 if classes is None else len(classes)
+        return LogisticLoss() if k <= 2 else MultinomialLoss(k)
 
     def _feasible_set(self):
         return L1Ball(self.radius) if self.penalty == "l1" else Unconstrained()

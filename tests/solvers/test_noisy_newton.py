@@ -88,6 +88,7 @@ def test_noise_free_iteration_reaches_the_exact_minimizer(loss):
     res = nn.noisy_newton(prob, Unconstrained(), epsilon=np.inf, delta=DELTA, rng=np.random.default_rng(0),
                           max_iter=T, l2_reg=lam, clip_norm=10.0)
     assert isinstance(res.event, dp_event.NonPrivateDpEvent)
+    assert nn._accelerated(loss) == (loss.name != "squared")  # logistic: Nesterov-accelerated steps
     np.testing.assert_allclose(res.coef, exact, rtol=1e-6, atol=1e-8)
 
 
@@ -107,7 +108,10 @@ def test_default_choice_is_a_public_rule():
         return nn.newton_applies(PublicProblem(n, p + 1, math.sqrt(2.0), 1.0, loss), eps, 1e-6)
 
     assert applies(100_000, 20, 1.0) and not applies(10_000, 20, 1.0) and not applies(332, 10, 1.0)
-    assert applies(10**6, 100, 1.0, LogisticLoss()) and not applies(100_000, 100, 1.0, LogisticLoss())
+    # binary logistic: wherever the Gram matrix fits (MAX_DIM); multinomial: never
+    assert applies(332, 10, 0.5, LogisticLoss()) and applies(10**6, 100, 1.0, LogisticLoss())
+    assert not applies(10**6, nn.MAX_DIM, 1.0, LogisticLoss()) and not applies(10**6, 100, 1.0, MultinomialLoss(3))
+    assert not applies(10**6, 100, np.inf, LogisticLoss())
     # the shift must stay below SIGNAL_RATIO = 1/4 of the mean eigenvalue for rows on the bound
     public = PublicProblem(100_000, 21, math.sqrt(2.0), 1.0, SquaredLoss())
     z, _, _ = nn.gaussian_steps_plan(1.0, 1e-6, nn.default_n_iter(public.loss) + 1)
@@ -127,7 +131,7 @@ def test_default_choice_is_a_public_rule():
 
 
 def test_default_is_as_accurate_as_noisy_gd_where_chosen():
-    """DPRidge's "auto" takes noisy_newton at this n and scores as well as noisy_gd."""
+    """DPRidge's and DPLogisticRegression's "auto" take noisy_newton at this n and score as well as noisy_gd."""
     rng = np.random.default_rng(4)
     n, p = 20_000, 10
     X = rng.normal(size=(n + 5000, p))
@@ -136,12 +140,28 @@ def test_default_is_as_accurate_as_noisy_gd_where_chosen():
     yb = (y > 0).astype(int)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # the logistic losses keep noisy_gd under "auto" (on ijcnn1 the 26 steps scored lower)
-        assert DPLogisticRegression(random_state=0).fit(X[:n], yb[:n]).solver_ == "noisy_gd"
-        for Est, t in ((DPRidge, y),):
+        for Est, t in ((DPRidge, y), (DPLogisticRegression, yb)):
             new = [Est(random_state=s).fit(X[:n], t[:n]) for s in range(3)]
             old = [Est(solver="noisy_gd", random_state=s).fit(X[:n], t[:n]) for s in range(3)]
             assert all(m.solver_ == "noisy_newton" for m in new)
             s_new = np.mean([m.score(X[n:], t[n:]) for m in new])
             s_old = np.mean([m.score(X[n:], t[n:]) for m in old])
             assert s_new >= s_old - 0.003, (Est.__name__, s_new, s_old)
+
+
+def test_logistic_default_takes_accelerated_newton_for_binary_labels_only():
+    """DPLogisticRegression's "auto": noisy_newton (T + 1 passes) for two classes, noisy_gd for more; labels only."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(4000, 5))
+    y2 = (X @ rng.normal(size=5) > 0).astype(int)
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPLogisticRegression(random_state=0, epsilon=1.0).fit(X, y2)
+        assert m.solver_ == "noisy_newton" and m.n_iter_ == nn.default_n_iter(LogisticLoss()) == 26
+        assert m.score(X, y2) > 0.9
+        assert DPLogisticRegression(random_state=0).fit(X, 1 - y2).solver_ == "noisy_newton"
+        assert DPLogisticRegression(random_state=0).fit(X, y3).solver_ == "noisy_gd"
+        assert DPLogisticRegression(random_state=0, batch_size=500).fit(X, y2).solver_ == "noisy_gd"
+        assert DPLogisticRegression(random_state=0, penalty="l1", C=1.0).fit(X, y2).solver_ == "frank_wolfe"
+
