@@ -115,7 +115,7 @@ def test_logistic_default_robust_to_minmax_scaling():
     """Old default (T = n / (10 z) = 11 steps): 0.67 mean accuracy here; now about 0.90."""
     data = load_breast_cancer(return_X_y=True)
     acc = []
-    for seed in range(4):
+    for seed in range(8):  # 8 seeds: one seed's 171 test rows vary by about 0.04
         Xtr, Xte, ytr, yte = _minmax_unit(data, seed)
         acc.append(DPLogisticRegression(epsilon=1.0, data_norm=1.0, random_state=seed).fit(Xtr, ytr).score(Xte, yte))
     assert np.mean(acc) >= 0.85
