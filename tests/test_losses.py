@@ -181,3 +181,16 @@ def test_multinomial_curvature_share_is_the_hessian_trace_at_a_typical_fit(k):
     if k == 2:
         assert loss.typical_curvature_share == pytest.approx(LogisticLoss.typical_curvature_share, rel=1e-12)
     assert 0.18 < loss.typical_curvature_share < 0.186
+
+
+def test_default_clip_norm_reads_the_loss_declaration():
+    """Multinomial fits clip at a quarter of x_norm by default, the logistic and squared losses at half;
+    a weighted loss keeps its base's declaration."""
+    from dp_sklearn._losses._weighted import WeightedLoss
+    from dp_sklearn.solvers._common import CLIP_FRACTION, default_clip_norm
+
+    for loss, expected in ((LogisticLoss(), 0.5), (SquaredLoss(), 0.5), (MultinomialLoss(4), 0.25),
+                           (WeightedLoss(MultinomialLoss(3), 2.0), 0.25)):
+        public = PublicProblem(100, 8, 2.0, 1.0, loss, 0.0)
+        assert default_clip_norm(public) == pytest.approx(expected * 2.0, rel=1e-12)
+    assert CLIP_FRACTION == 0.5

@@ -170,3 +170,5 @@ share80 = _with_share(0.8)
 #: clip norm 0.5 sqrt(2 / K) x_norm: the default's 0.5 at K = 2, shrinking as the softmax
 #: gradient spreads over K class blocks
 mo_clip_k = _named(_model_only(clip=lambda K: 0.5 * (2.0 / K) ** 0.5 * _X_NORM), "mo_clip_k")
+#: clip norm at an eighth of x_norm
+mo_clip_eighth = _named(_model_only(clip=lambda K: 0.125 * _X_NORM), "mo_clip_eighth")

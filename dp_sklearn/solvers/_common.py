@@ -70,15 +70,16 @@ def curvature_share(loss):
 
 
 def default_clip_norm(public, constraint=None):
-    """Data-independent clip norm ``CLIP_FRACTION * x_norm``.
+    """Data-independent clip norm ``CLIP_FRACTION * clip_scale * x_norm``.
 
     Per-example gradients are phi' x with ||x|| <= x_norm and |phi'| <= 1 (logistic;
     the squared loss's residual is in [-2, 2] when predictions stay in the target
     range). Clipping at half the worst case trades a little bias on large residuals
     for half the noise (Abadi et al. 2016 recommend clipping below the maximum norm);
-    privacy holds for any clip norm.
+    privacy holds for any clip norm. ``clip_scale`` is the loss's declaration (1, except
+    the multinomial loss: see :class:`dp_sklearn._losses.MultinomialLoss`).
     """
-    return CLIP_FRACTION * public.x_norm
+    return CLIP_FRACTION * public.loss.clip_scale * public.x_norm
 
 
 def gaussian_steps_plan(epsilon, delta, T, accounting="tight", paper_multiplier=None):
