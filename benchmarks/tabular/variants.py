@@ -172,3 +172,4 @@ share80 = _with_share(0.8)
 mo_clip_k = _named(_model_only(clip=lambda K: 0.5 * (2.0 / K) ** 0.5 * _X_NORM), "mo_clip_k")
 #: clip norm at an eighth of x_norm
 mo_clip_eighth = _named(_model_only(clip=lambda K: 0.125 * _X_NORM), "mo_clip_eighth")
+share75 = _with_share(0.75)
