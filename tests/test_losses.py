@@ -166,3 +166,31 @@ def test_l1_logistic_refuses_a_C_it_would_ignore():
 def test_solver_spec_is_a_declaration():
     fields = {f.name for f in dataclasses.fields(SolverSpec)}
     assert {"requires", "losses", "constraints", "pure_dp"} <= fields
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 10])
+def test_multinomial_curvature_share_is_the_hessian_trace_at_a_typical_fit(k):
+    """f_K = trace of (diag(p) - p p^T) / (1/2) at p_true = sigma(3), the rest shared equally;
+    at K = 2 it equals the logistic loss's share sigma'(3) / sigma'(0)."""
+    p_true = 1.0 / (1.0 + np.exp(-3.0))
+    p = np.full(k, (1.0 - p_true) / (k - 1))
+    p[0] = p_true
+    trace = np.trace(np.diag(p) - np.outer(p, p))
+    loss = MultinomialLoss(k)
+    assert loss.typical_curvature_share == pytest.approx(trace / loss.curvature, rel=1e-12)
+    if k == 2:
+        assert loss.typical_curvature_share == pytest.approx(LogisticLoss.typical_curvature_share, rel=1e-12)
+    assert 0.18 < loss.typical_curvature_share < 0.186
+
+
+def test_default_clip_norm_reads_the_loss_declaration():
+    """Multinomial fits clip at a quarter of x_norm by default, the logistic and squared losses at half;
+    a weighted loss keeps its base's declaration."""
+    from dp_sklearn._losses._weighted import WeightedLoss
+    from dp_sklearn.solvers._common import CLIP_FRACTION, default_clip_norm
+
+    for loss, expected in ((LogisticLoss(), 0.5), (SquaredLoss(), 0.5), (MultinomialLoss(4), 0.25),
+                           (WeightedLoss(MultinomialLoss(3), 2.0), 0.25)):
+        public = PublicProblem(100, 8, 2.0, 1.0, loss, 0.0)
+        assert default_clip_norm(public) == pytest.approx(expected * 2.0, rel=1e-12)
+    assert CLIP_FRACTION == 0.5

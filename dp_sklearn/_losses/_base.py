@@ -65,7 +65,8 @@ class GLMLoss:
     target, so targets are mapped from a public ``bounds_y``), ``gram_path`` (quadratic:
     closed form and sufficient statistics), ``twice_differentiable``, ``value_at_zero``
     (a public bound on the mean loss at theta = 0), ``typical_curvature_share`` (share of
-    the curvature bound in effect near a fitted model).
+    the curvature bound in effect near a fitted model), ``clip_scale`` (multiplier of the
+    default clip fraction).
     """
 
     n_outputs = 1
@@ -83,6 +84,9 @@ class GLMLoss:
     #: public bound on the mean loss at theta = 0 (None: unknown)
     value_at_zero = None
     typical_curvature_share = 1.0
+    #: multiplier of ``CLIP_FRACTION`` in the default clip norm of the gradient solvers
+    #: (:func:`dp_sklearn.solvers._common.default_clip_norm`)
+    clip_scale = 1.0
 
     #: one coefficient vector (False: one per class)
     single_output = True

@@ -41,6 +41,7 @@ class WeightedLoss(GLMLoss):
         self.value_at_zero = None if base.value_at_zero is None else base.value_at_zero * self.max_weight
         self.needs_target_bound, self.twice_differentiable = base.needs_target_bound, base.twice_differentiable
         self.typical_curvature_share, self.prior_coef_norm = base.typical_curvature_share, base.prior_coef_norm
+        self.clip_scale = base.clip_scale
 
     @property
     def step_curvature(self):

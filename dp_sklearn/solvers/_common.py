@@ -58,24 +58,28 @@ def curvature_share(loss):
     """Public share f of the loss's curvature bound in effect near a fitted model.
 
     The loss's declaration ``typical_curvature_share``: 1 for the squared loss (its
-    curvature is constant); for the logistic and multinomial losses the bound
-    sigma'(0) = 1/4 holds at zero margin only, and at the typical margin 3 of a fitted
-    model (``dp_sklearn._losses.TYPICAL_MARGIN``, probability 0.95) the curvature is
-    sigma'(3) / sigma'(0) = 0.18 of it.
+    curvature is constant); for the logistic loss the bound sigma'(0) = 1/4 holds at zero
+    margin only, and at the typical margin 3 of a fitted model
+    (``dp_sklearn._losses.TYPICAL_MARGIN``, probability 0.95) the curvature is
+    sigma'(3) / sigma'(0) = 0.18 of it; for the multinomial loss over K classes, the trace
+    of its rank-(K - 1) Hessian at the same probability of the true class, relative to the
+    bound 1/2: ``2 (1 - p^2 - (1 - p)^2 / (K - 1))``, 0.18 at K = 2 up to 0.185
+    (:func:`dp_sklearn._losses._multinomial.typical_trace_share`).
     """
     return loss.typical_curvature_share
 
 
 def default_clip_norm(public, constraint=None):
-    """Data-independent clip norm ``CLIP_FRACTION * x_norm``.
+    """Data-independent clip norm ``CLIP_FRACTION * clip_scale * x_norm``.
 
     Per-example gradients are phi' x with ||x|| <= x_norm and |phi'| <= 1 (logistic;
     the squared loss's residual is in [-2, 2] when predictions stay in the target
     range). Clipping at half the worst case trades a little bias on large residuals
     for half the noise (Abadi et al. 2016 recommend clipping below the maximum norm);
-    privacy holds for any clip norm.
+    privacy holds for any clip norm. ``clip_scale`` is the loss's declaration (1, except
+    the multinomial loss: see :class:`dp_sklearn._losses.MultinomialLoss`).
     """
-    return CLIP_FRACTION * public.x_norm
+    return CLIP_FRACTION * public.loss.clip_scale * public.x_norm
 
 
 def gaussian_steps_plan(epsilon, delta, T, accounting="tight", paper_multiplier=None):
