@@ -426,3 +426,80 @@ def test_auto_shares_beyond_the_budget_raise_a_clear_error_before_reservation(es
         assert ledger.records == [] and ledger.pending == []
     finally:
         ledger.delete()
+
+
+# ---------------------------------------------------------------------- prediction on far rows
+
+from dp_sklearn import (  # noqa: E402
+    DPElasticNet, DPHuberRegressor, DPLinearRegression, DPLinearSVC, DPPoissonRegressor, DPQuantileRegressor,
+)
+
+#: one configuration per estimator family (epsilon 5 so that the released model is not flat)
+CLIP_CASES = [
+    DPRidge(epsilon=5.0, bounds_y=(-50.0, 50.0), random_state=0),
+    DPLinearRegression(epsilon=5.0, bounds_y=(-50.0, 50.0), random_state=0),
+    DPElasticNet(epsilon=5.0, bounds_y=(-50.0, 50.0), random_state=0),
+    DPLasso(epsilon=5.0, bounds_y=(-50.0, 50.0), data_norm_ord=np.inf, random_state=0),
+    DPSparseLinearRegression(n_nonzero_coefs=2, epsilon=5.0, bounds_y=(-50.0, 50.0), random_state=0),
+    DPPoissonRegressor(epsilon=5.0, bounds_y=(0.0, 1e6), random_state=0),
+    DPQuantileRegressor(epsilon=5.0, random_state=0),
+    DPHuberRegressor(epsilon=5.0, random_state=0),
+    DPOnlineRegressor(epsilon=5.0, bounds_y=(-50.0, 50.0), random_state=0),
+    DPLogisticRegression(epsilon=5.0, random_state=0),
+    DPLogisticRegression(epsilon=5.0, data_norm_ord=np.inf, random_state=0),
+    DPLinearSVC(epsilon=5.0, random_state=0),
+    DPSparseLogisticRegression(n_nonzero_coefs=2, epsilon=5.0, random_state=0),
+    DPOnlineClassifier(epsilon=5.0, random_state=0),
+]
+
+
+def _clip_case_data(est, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    margin = X @ np.array([1.0, -0.5, 0.8])
+    if is_classifier(est):
+        return X, (margin + 0.3 * rng.normal(size=n) > 0).astype(int)
+    if isinstance(est, DPPoissonRegressor):
+        return X, rng.poisson(np.exp(0.5 * margin)).astype(float)
+    return X, 3.0 * margin + 0.3 * rng.normal(size=n)
+
+
+@pytest.mark.parametrize("est", CLIP_CASES, ids=repr)
+@pytest.mark.parametrize("container", ["dense", "sparse"])
+def test_predict_clips_far_rows_to_data_norm_as_fit_did(est, container):
+    # docs/privacy.md: every prediction method treats a test row as fit treated a training
+    # row (clipped to data_norm_ in the norm data_norm_ord), so a row far beyond the bound
+    # predicts what the clipped row predicts instead of extrapolating by its norm.
+    X, y = _clip_case_data(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = clone(est).fit(X, y)
+    B, ord_ = est.data_norm_, getattr(est, "data_norm_ord", 2)
+    far = np.array([[1e4, -2e4, 5e3], [0.0, 0.0, 3e4]])
+    if ord_ == 2:
+        clipped = far * (B / np.linalg.norm(far, axis=1, keepdims=True))
+    else:
+        clipped = np.clip(far, -B, B)
+    wrap = sp.csr_matrix if container == "sparse" else np.asarray
+    methods = ["predict"] + [m for m in ("decision_function", "predict_proba") if hasattr(est, m)]
+    for method in methods:
+        got, want = getattr(est, method)(wrap(far)), getattr(est, method)(clipped)
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=method)
+    if not is_classifier(est):  # the clipped row is not the trivial prediction (the check has teeth)
+        assert np.ptp(est.predict(clipped)) > 1e-3
+
+
+@pytest.mark.parametrize("est", [CLIP_CASES[0], CLIP_CASES[5], CLIP_CASES[6], CLIP_CASES[9]], ids=repr)
+def test_predict_clips_far_rows_on_dask_input(est):
+    da = pytest.importorskip("dask.array")
+    X, y = _clip_case_data(est)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = clone(est).fit(X, y)
+    far = np.vstack([X[:3], [[1e4, -2e4, 5e3]]])
+    clipped = far.copy()
+    clipped[3] *= est.data_norm_ / np.linalg.norm(far[3])
+    method = "decision_function" if is_classifier(est) else "predict"
+    got = getattr(est, method)(da.from_array(far, chunks=(2, 3))).compute()
+    np.testing.assert_allclose(got, getattr(est, method)(clipped), rtol=1e-9, atol=1e-12)

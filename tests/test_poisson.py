@@ -181,3 +181,24 @@ def test_auto_count_bound_at_small_epsilon_n_warns():
         warnings.simplefilter("error")
         DPPoissonRegressor(epsilon=1.0, bounds_y=(0, 30), random_state=0).fit(X, y)
         DPPoissonRegressor(epsilon=5.0, random_state=0).fit(X, y)  # epsilon n = 1000: the "range" plan
+
+
+def test_predict_is_finite_and_capped_at_y_max_on_far_rows():
+    # The fitted mean is capped at y_max (the loss is continued by its tangent above it, no
+    # count lies above it) and rows are clipped to data_norm_: a row in raw units far beyond
+    # the bound (exp(<x, w>) overflowed to inf before) predicts at most y_max, finite.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = rng.poisson(np.exp(X @ np.array([0.8, -0.4, 0.6]))).astype(float)
+    est = DPPoissonRegressor(epsilon=5.0, bounds_y=(0.0, 20.0), random_state=0).fit(X, y)
+    far = np.array([[1e4, 0.0, 0.0], [-1e4, 0.0, 0.0], [0.0, 0.0, 3e5]])
+    got = est.predict(far)
+    unit = far / np.linalg.norm(far, axis=1, keepdims=True)
+    score = est.data_norm_ * unit @ est.coef_ + est.intercept_
+    np.testing.assert_allclose(got, np.minimum(np.exp(score), 20.0), rtol=1e-12)
+    assert np.all(np.isfinite(got)) and got.max() <= 20.0 and got.min() > 0.0
+    # a released model steep enough for the cap to bind on the clipped row: the mean is y_max
+    est.coef_ = np.array([10.0, 0.0, 0.0])
+    assert np.exp(est.data_norm_ * 10.0 + est.intercept_) > 20.0
+    np.testing.assert_allclose(est.predict(far), [20.0, np.exp(-est.data_norm_ * 10.0 + est.intercept_),
+                                                  np.exp(est.intercept_)], rtol=1e-12)

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from dp_accounting import dp_event
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils._param_validation import Options, StrOptions
-from sklearn.utils.validation import _check_sample_weight, _num_samples, validate_data
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_is_fitted, validate_data
 
 from .._constraints import Interval
 from .._blockwise import row_norms
@@ -389,6 +389,10 @@ class _DPLinearBase(BaseEstimator):
             report.line("fit done")
         return self
 
+    def _linear_scores(self, X):
+        """The released linear predictor on rows clipped as in ``fit`` (see :func:`linear_scores`)."""
+        return linear_scores(self, X, self.data_norm_ord)
+
     def _prior_events(self):
         """Releases this fit makes before the solver (e.g. the private mean of y)."""
         return ()
@@ -465,6 +469,48 @@ def check_sample_weight(sample_weight, X, max_sample_weight):
                          "sensitivity uses); some weights are outside it. Rescale the weights or raise "
                          "max_sample_weight.")
     return sw
+
+
+def linear_scores(est, X, data_norm_ord):
+    """``clip(x) @ coef_.T + intercept_``: test rows treated exactly as training rows were.
+
+    The one place every estimator's ``predict``, ``decision_function`` and
+    ``predict_proba`` computes its linear predictor. ``fit`` clips each row to the
+    public bound ``data_norm_`` in the norm ``data_norm_ord`` (:func:`dp_sklearn._data.normalize_X`)
+    before the model sees it; the same clipping here keeps a test row far beyond that
+    bound (raw units) from extrapolating the fitted model by its norm, a region the
+    model was never fitted on. A post-processing of the released model applied to the
+    caller's rows (no privacy cost). Dask input reaches this block by block through
+    :func:`dp_sklearn.linear_model._dask_predict.blockwise_on_dask`.
+
+    Parameters
+    ----------
+    est : fitted estimator
+        Gives ``coef_`` (shape (n_features,) or (n_outputs, n_features)), ``intercept_``
+        and ``data_norm_`` (in the units of X).
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Test rows.
+    data_norm_ord : {2, inf}
+        The norm ``fit`` clipped in.
+
+    Returns
+    -------
+    scores : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        One column per output; a single output is returned flat.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        Before ``fit``.
+    ValueError
+        When X is not finite, or its features differ from those seen in ``fit``.
+    """
+    check_is_fitted(est)
+    X = validate_data(est, X, accept_sparse="csr", dtype=np.float64, reset=False)
+    B = float(est.data_norm_)
+    Xt, _, _ = normalize_X(X, B, data_norm_ord, False)  # rows of norm <= 1: x clipped to B, divided by B
+    scores = B * np.asarray(Xt @ np.asarray(est.coef_).T) + est.intercept_
+    return scores.ravel() if scores.ndim == 2 and scores.shape[1] == 1 else scores
 
 
 def _public_x_norm(n_features, data_norm_ord, fit_intercept):

@@ -8,7 +8,6 @@ from numbers import Real
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask_design import is_dask_collection
 
@@ -346,7 +345,9 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         Returns
         -------
         y_pred : ndarray or dask.array.Array of shape (n_samples,)
-            Predictions, in the units of y, clipped to ``prediction_range_``.
+            Predictions, in the units of y, clipped to ``prediction_range_``:
+            ``clip(x) @ coef_ + intercept_`` with the row ``x`` clipped to ``data_norm_``
+            as in training.
 
         Notes
         -----
@@ -359,9 +360,7 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         ``PREDICT_COVER`` is measured in ``benchmarks/tabular/README.md`` ("Evidence for
         defaults").
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.prediction_range_)
+        return np.clip(self._linear_scores(X), *self.prediction_range_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -110,7 +110,7 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
 
     @blockwise_on_dask
     def decision_function(self, X):
-        """Confidence scores ``X @ coef_.T + intercept_`` (a post-processing of the released model).
+        """Confidence scores ``clip(x) @ coef_.T + intercept_`` (a post-processing of the released model).
 
         Parameters
         ----------
@@ -122,9 +122,11 @@ class _DPClassifierBase(LinearClassifierMixin, _DPLinearBase):
         Returns
         -------
         scores : ndarray or dask.array.Array of shape (n_samples,) or (n_samples, n_classes)
-            Signed distance to the hyperplane (binary) or one score per class.
+            Signed distance to the hyperplane (binary) or one score per class, with
+            each row ``x`` clipped to ``data_norm_`` as in training (also in
+            :meth:`predict` and :meth:`predict_proba`).
         """
-        return super().decision_function(X)
+        return self._linear_scores(X)
 
     @blockwise_on_dask
     def predict(self, X):

@@ -16,7 +16,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from scipy.special import expit, softmax
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, validate_data
 
 from .._data import check_bounds_y, normalize_X, normalize_y
 from .._progress import progress
@@ -24,7 +24,7 @@ from .._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from .._losses._weighted import WeightedLoss
 from ..solvers._online import plan_online, run_online
 from .._release import private_fit
-from ._base import check_sample_weight
+from ._base import check_sample_weight, linear_scores
 from ._online_params import _ATTRS_DOC, _CONSTRAINTS, _PARAMS_DOC
 
 __all__ = ["DPOnlineRegressor", "DPOnlineClassifier"]
@@ -252,11 +252,10 @@ class DPOnlineRegressor(RegressorMixin, _DPOnlineBase):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
-            Predictions.
+            Predictions: ``clip(x) @ coef_ + intercept_`` with the row ``x`` clipped
+            to ``data_norm_`` (l2) as in training, then clipped to ``bounds_y_``.
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.clip(np.asarray(X @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
+        return np.clip(linear_scores(self, X, 2), *self.bounds_y_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -381,6 +380,22 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     def _set_coef(self, coef, intercept):
         self.coef_ = np.ascontiguousarray(np.asarray(coef, dtype=float).T)
         self.intercept_ = np.asarray(intercept, dtype=float).ravel().copy()
+
+    def decision_function(self, X):
+        """Scores ``clip(x) @ coef_.T + intercept_`` of the released model (post-processing).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Samples; each row is clipped to ``data_norm_`` (l2) as in training (also in
+            :meth:`predict` and :meth:`predict_proba`).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            Signed distance to the hyperplane (two classes) or one score per class.
+        """
+        return linear_scores(self, X, 2)
 
     def predict_proba(self, X):
         """Class probabilities of the released model (post-processing).

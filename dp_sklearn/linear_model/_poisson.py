@@ -8,7 +8,6 @@ from numbers import Real
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._constraints import Interval
 from .._data import check_bounds_y
@@ -294,7 +293,7 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
 
     @blockwise_on_dask
     def predict(self, X):
-        """Predict the mean count ``exp(X @ coef_ + intercept_)``.
+        """Predict the mean count ``min(exp(clip(x) @ coef_ + intercept_), y_max)``.
 
         Parameters
         ----------
@@ -304,11 +303,14 @@ class DPPoissonRegressor(RegressorMixin, _DPLinearBase):
         Returns
         -------
         y_pred : ndarray or dask.array.Array of shape (n_samples,)
-            Predicted means, in the units of y (non-negative).
+            Predicted means, in the units of y, in [0, ``bounds_y_[1]``]: the row
+            ``x`` is clipped to ``data_norm_`` as in training, and the mean is capped at
+            ``y_max = bounds_y_[1]`` as the fitted mean was (the model never saw a
+            mean above it).
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.exp(np.asarray(X @ self.coef_).ravel() + self.intercept_)
+        # the fitted mean is capped at y_max (the loss is continued by its tangent above it,
+        # no count lies above it): the prediction is capped the same way, so it is finite
+        return np.exp(np.minimum(self._linear_scores(X), np.log(self.bounds_y_[1])))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -10,7 +10,6 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._constraints import Interval
 from .._losses._pinball import PinballLoss
@@ -339,11 +338,10 @@ class DPQuantileRegressor(RegressorMixin, _DPLinearBase):
         Returns
         -------
         y_pred : ndarray or dask.array.Array of shape (n_samples,)
-            Predictions, in the units of y.
+            Predictions, in the units of y: ``clip(x) @ coef_ + intercept_`` with the
+            row ``x`` clipped to ``data_norm_`` as in training.
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_).ravel() + self.intercept_
+        return self._linear_scores(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -7,10 +7,9 @@ import warnings
 import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask_design import is_dask_collection, normalize_y_dask
-from .._data import check_bounds_y, normalize_X, normalize_y
+from .._data import check_bounds_y, normalize_y
 from .._losses import SquaredLoss
 from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
 from ._auto import bounds_y_plan
@@ -101,14 +100,9 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
             Predictions, within ``bounds_y_``: ``clip(x) @ coef_ + intercept_`` with the
             row ``x`` clipped to ``data_norm_`` as in training.
         """
-        check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        # The model was fitted on rows clipped to data_norm_: the same clipping here keeps
-        # a row far beyond it (raw units) from extrapolating the fitted line by its norm.
-        Xt, _, _ = normalize_X(X, self.data_norm_, self.data_norm_ord, False)
         # Post-processing: no target lies outside the public bounds_y, so clipping a
         # prediction to it never increases its error; noise can never make it diverge.
-        return np.clip(self.data_norm_ * np.asarray(Xt @ self.coef_).ravel() + self.intercept_, *self.bounds_y_)
+        return np.clip(self._linear_scores(X), *self.bounds_y_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
