@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 from dp_accounting import dp_event
 
+from .._dask_design import is_dask_collection
 from .._data import check_bounds_y, normalize_X, normalize_y
 from .._progress import progress
 from .._losses import LogisticLoss, MultinomialLoss, SquaredLoss
@@ -54,6 +55,8 @@ class _DPOnlineBase(BaseEstimator):
     def _call(self, X, y, classes, first, from_fit=False, sample_weight=None):
         cw = self.class_weight
         check_class_weight(cw)
+        if cw is not None and is_dask_collection(y):
+            raise ValueError("class_weight is not supported for dask input; fit in memory, or leave it None.")
         if isinstance(cw, str) and not from_fit:
             raise ValueError("class_weight='balanced' is not supported for partial_fit: the stream's class counts "
                              "are not known when it starts (as in scikit-learn's SGDClassifier). Pass a public "
@@ -334,6 +337,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         for a dict with a zero weight, they weigh the loss (bounded by the largest weight
         in the sensitivity) as scikit-learn's do. Multiplies ``sample_weight`` in the loss.
         Not supported for dask input.
+
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
