@@ -44,6 +44,49 @@ def weighting(schema, task, epsilon, delta=R.DELTA):
     return pipe
 
 
+def _online(schema, task, epsilon, delta, cls=None, **params):
+    """``default_private`` with ``DPOnlineClassifier(**params)`` (one pass, ``fit``) as the model."""
+    from dp_sklearn import DPOnlineClassifier
+
+    pipe = R.default_private(schema, task, epsilon, delta)
+    name, model = pipe.steps[-1]
+    pipe.steps[-1] = (name, (cls or DPOnlineClassifier)(epsilon=model.epsilon, delta=model.delta, **params))
+    return pipe
+
+
+def online_none(schema, task, epsilon, delta=R.DELTA):
+    """The online classifier without class weights."""
+    return _online(schema, task, epsilon, delta)
+
+
+def online_balanced(schema, task, epsilon, delta=R.DELTA):
+    """The online classifier with ``class_weight="balanced"`` (the library's route: the intercept offset)."""
+    return _online(schema, task, epsilon, delta, class_weight="balanced")
+
+
+def _loss_weighted_online():
+    from dp_sklearn import DPOnlineClassifier
+
+    class LossWeightedOnlineClassifier(DPOnlineClassifier):
+        _class_weight_offset = False
+
+    return LossWeightedOnlineClassifier
+
+
+def online_loss_weights(schema, task, epsilon, delta=R.DELTA):
+    """``online_balanced`` with the weights in the loss, clipped at the default (unit-weight) norm."""
+    return _online(schema, task, epsilon, delta, cls=_loss_weighted_online(), class_weight="balanced")
+
+
+def online_loss_weights_unclipped(schema, task, epsilon, delta=R.DELTA):
+    """``online_loss_weights`` with the clip norm at the weight cap times the row bound (no clipping; the
+    sensitivity, hence the noise, scales by the cap)."""
+    from dp_sklearn.linear_model._class_weight import MAX_BALANCED_WEIGHT
+
+    return _online(schema, task, epsilon, delta, cls=_loss_weighted_online(), class_weight="balanced",
+                   clip_norm=MAX_BALANCED_WEIGHT * 2 ** 0.5)
+
+
 def table(csv, configs=("private", "balanced_factory")):
     """Markdown: mean minority recall and ROC AUC per (dataset, epsilon) for each config (mean over seeds)."""
     import pandas as pd

@@ -16,8 +16,11 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.linear_model._base import LinearClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from scipy.special import expit, softmax
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_samples, validate_data
+from dp_accounting import dp_event
 
+from .._dask_design import is_dask_collection
 from .._data import check_bounds_y, normalize_X, normalize_y
 from .._progress import progress
 from .._losses import LogisticLoss, MultinomialLoss, SquaredLoss
@@ -25,6 +28,8 @@ from .._losses._weighted import WeightedLoss
 from ..solvers._online import plan_online, run_online
 from .._release import private_fit
 from ._base import check_sample_weight, linear_scores
+from ._class_weight import (CLASS_WEIGHT_SHARE, check_class_weight, class_weight_event, class_weights,
+                            intercept_offset, max_class_weight, uses_offset)
 from ._online_params import _ATTRS_DOC, _CONSTRAINTS, _PARAMS_DOC
 
 __all__ = ["DPOnlineRegressor", "DPOnlineClassifier"]
@@ -33,6 +38,10 @@ class _DPOnlineBase(BaseEstimator):
     """The stream template: validate, plan from public values, run a call, keep the release."""
 
     _parameter_constraints = dict(_CONSTRAINTS)
+    #: the models without a ``class_weight`` parameter weigh every record by its sample weight only
+    class_weight = None
+    #: whether class weights may enter as an intercept offset (the logistic model: prior correction)
+    _class_weight_offset = False
 
     def _start_stream(self):
         for name in ("n_samples_seen_", "_theta", "dp_event_"):
@@ -44,6 +53,14 @@ class _DPOnlineBase(BaseEstimator):
         return {k: repr(v) for k, v in params.items() if k not in ("ledger", "random_state", "verbose")}
 
     def _call(self, X, y, classes, first, from_fit=False, sample_weight=None):
+        cw = self.class_weight
+        check_class_weight(cw)
+        if cw is not None and is_dask_collection(y):
+            raise ValueError("class_weight is not supported for dask input; fit in memory, or leave it None.")
+        if isinstance(cw, str) and not from_fit:
+            raise ValueError("class_weight='balanced' is not supported for partial_fit: the stream's class counts "
+                             "are not known when it starts (as in scikit-learn's SGDClassifier). Pass a public "
+                             "dict {label: weight}, or use fit(), which releases the class counts privately.")
         if first:
             self._start_stream()
         elif self._stream_params() != self._stream_config:
@@ -67,12 +84,18 @@ class _DPOnlineBase(BaseEstimator):
             raise ValueError(f"horizon={self.horizon} exceeded: the stream has consumed {t0} records and this call "
                              f"brings {m}. Start a new stream with fit(), or set a larger horizon.")
         y_t, loss = self._encode(y, classes, first)
-        if (sample_weight is not None or self.max_sample_weight != 1.0) and self.update == "implicit":
-            raise ValueError("update='implicit' does not support sample_weight (its proximal step is the loss's "
-                             "closed form for unit weights); use update='gradient'.")
-        if sample_weight is not None or self.max_sample_weight != 1.0:  # the plan uses the stream's public bound
-            loss = WeightedLoss(loss, self.max_sample_weight)
-            y_t = WeightedLoss.attach(y_t, np.ones(X.shape[0]) if sample_weight is None else sample_weight)
+        # class weights: the intercept offset log w_c of the unweighted fit, or loss weights (public values only)
+        offset = uses_offset(cw, self._class_weight_offset, self.fit_intercept, self.epsilon)
+        loss_cw = cw is not None and not offset
+        weighted = sample_weight is not None or self.max_sample_weight != 1.0 or loss_cw
+        if weighted and self.update == "implicit":
+            raise ValueError("update='implicit' does not support sample_weight, nor class_weight as loss weights "
+                             "(without an intercept or at epsilon=inf): its proximal step is the loss's closed "
+                             "form for unit weights; use update='gradient'.")
+        if weighted:  # the plan uses the stream's public bound on the weights
+            loss = WeightedLoss(loss, self.max_sample_weight * (max_class_weight(cw) if loss_cw else 1.0))
+        counts_event = class_weight_event(cw, self.epsilon)  # "balanced" in fit: the counts are a release
+        solver_epsilon = self.epsilon * (1.0 - CLASS_WEIGHT_SHARE) if counts_event is not None else self.epsilon
         ref = self.horizon or m
         if first and self.epsilon != np.inf and self.delta >= 1.0 / ref:
             warnings.warn(f"delta={self.delta:g} >= 1/{ref}: such a delta allows releasing a record outright; "
@@ -84,14 +107,23 @@ class _DPOnlineBase(BaseEstimator):
             warnings.warn("alpha='auto' without horizon: the penalty is set for the first call's "
                           f"{m} records; pass horizon= (the stream's length) for a stream of many calls.",
                           UserWarning, stacklevel=3)
-        plan = plan_online(loss, x_norm, epsilon=self.epsilon, delta=self.delta,
+        plan = plan_online(loss, x_norm, epsilon=solver_epsilon, delta=self.delta,
                            alpha=self.alpha if first else self.alpha_, n_ref=self.horizon or m,
                            radius=self.radius, clip_norm=self.clip_norm, batch_size=self.batch_size,
                            update=self.update)
+        event = plan.event if counts_event is None else dp_event.ComposedDpEvent([counts_event, plan.event])
         # later calls are covered by the stream's event, reserved and recorded by the first
-        with private_fit(self, plan.event, ledgers=[self.ledger if first else None], epsilon=self.epsilon,
+        with private_fit(self, event, ledgers=[self.ledger if first else None], epsilon=self.epsilon,
                          delta=self.delta) as release:
             rng = release.rng(self.random_state, spawn_key=(t0,))  # one stream per call position
+            if cw is not None:
+                idx = np.argmax(y_t, axis=1) if y_t.ndim > 1 else (y_t > 0).astype(int)
+                self.class_weight_ = class_weights(cw, self.classes_, idx, self.epsilon, rng)
+            else:
+                self.__dict__.pop("class_weight_", None)  # from an earlier stream
+            if weighted:
+                w = np.ones(X.shape[0]) if sample_weight is None else sample_weight
+                y_t = WeightedLoss.attach(y_t, w * self.class_weight_[idx] if loss_cw else w)
             Xt, _, _ = normalize_X(X, B, 2, self.fit_intercept)
             theta = np.zeros(Xt.shape[1] * loss.n_outputs) if first else self._theta
             with progress(type(self).__name__, self.verbose) as report:
@@ -104,10 +136,12 @@ class _DPOnlineBase(BaseEstimator):
         self.n_samples_seen_ = t0 + m
         self.alpha_ = plan.alpha
         self._stream_config = self._stream_params() if first else self._stream_config
-        self.dp_event_, self.epsilon_, self.delta_ = plan.event, float(self.epsilon), float(self.delta)
+        self.dp_event_, self.epsilon_, self.delta_ = event, float(self.epsilon), float(self.delta)
         self.data_norm_ = B
         Theta = self._theta.reshape(-1, loss.n_outputs)  # feature-major (one column per class for K > 2)
         self._set_coef(Theta[:p] / B, Theta[p] if self.fit_intercept else np.zeros(loss.n_outputs))
+        if offset:  # post-processing of the released model and the released (or public) class weights
+            self.intercept_ = self.intercept_ + intercept_offset(self.class_weight_)
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -288,7 +322,21 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     ``update="implicit"`` is refused with a ``ValueError`` before anything is reserved.
 
     Parameters
-    ----------{_PARAMS_DOC}
+    ----------{_PARAMS_DOC}    class_weight : dict, "balanced" or None, default=None
+        Weights of the classes, as scikit-learn's (``C sum_i w_i log-loss``). A dict
+        ``{{label: weight}}`` (finite, >= 0; missing labels weigh 1) is public.
+        ``"balanced"``: ``n / (n_classes * count_c)`` from class counts released by the
+        Laplace mechanism (l1 sensitivity 2, 5% of epsilon,
+        ``dp_sklearn.linear_model._class_weight``), capped at the public 20; the release is
+        composed into ``dp_event_``. With an intercept at finite epsilon the weights are
+        the intercept offset ``log w_c`` of the unweighted private fit (the prior
+        correction of King & Zeng 2001: for a logistic model, weighting the classes changes
+        only the intercepts, by ``log w_c``; a post-processing, and it keeps the clipping
+        solvers from undoing the weights). At ``epsilon=inf``, without an intercept, or
+        for a dict with a zero weight, they weigh the loss (bounded by the largest weight
+        in the sensitivity) as scikit-learn's do. Multiplies ``sample_weight`` in the loss.
+        Not supported for dask input.
+
     Attributes
     ----------
     coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
@@ -297,6 +345,9 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         Released intercept.
     classes_ : ndarray of shape (n_classes,)
         The public label set.
+    class_weight_ : ndarray of shape (n_classes,)
+        Only with ``class_weight``: the weight of each class of ``classes_`` (a release
+        for ``"balanced"``).
     data_norm_ : float
         The public row bound used.{_ATTRS_DOC}
     See Also
@@ -309,7 +360,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     ValueError
         From ``fit`` and ``partial_fit``: a hyperparameter out of range, labels outside the
         stream's classes, ``update="implicit"`` or ``clip_norm < sqrt(2)`` times the row
-        bound with more than two classes, ``horizon`` exceeded; before any budget is
+        bound with more than two classes, ``horizon`` exceeded, ``class_weight="balanced"``
+        in ``partial_fit``, ``update="implicit"`` with loss weights; before any budget is
         reserved.
     BudgetExceededError
         From the call that starts a stream: its event would exceed ``ledger``'s cap.
@@ -318,6 +370,8 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     ----------
     A. G. Thakurta, "Beyond worst case sensitivity in private data analysis", PhD
     dissertation, Penn State, 2013, Chapter 5 (Algorithms 5.1-5.4).
+    G. King and L. Zeng, "Logistic regression in rare events data", Political Analysis
+    9(2), 2001 (prior correction, eq. 7).
 
     Examples
     --------
@@ -335,10 +389,13 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
 
     _y_validation = {}
 
+    _parameter_constraints = {**_CONSTRAINTS, "class_weight": [dict, StrOptions({"balanced"}), None]}
+    _class_weight_offset = True
+
     def __init__(self, *, epsilon=1.0, delta=1e-5, alpha="auto", radius=10.0, data_norm=None, fit_intercept=True,
                  clip_norm=None, batch_size=1, update="gradient", horizon=None, average=False,
-                 max_sample_weight=1.0, ledger=None,
-                 random_state=None, verbose=0):
+                 max_sample_weight=1.0, ledger=None, random_state=None, verbose=0, class_weight=None):
+        self.class_weight = class_weight
         self.epsilon = epsilon
         self.delta = delta
         self.alpha = alpha
@@ -452,6 +509,14 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
         -------
         self : object
             The estimator; only the first call of a stream records to the ledger.
+
+        Raises
+        ------
+        ValueError
+            ``class_weight="balanced"``, before any budget is reserved: the stream's class
+            counts are not known when it starts (scikit-learn's ``SGDClassifier`` refuses
+            it in ``partial_fit`` too); pass a public dict, or use :meth:`fit`, which
+            releases the counts privately.
         """
         first = not hasattr(self, "n_samples_seen_")
         if first and classes is None:
