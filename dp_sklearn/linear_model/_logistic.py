@@ -437,9 +437,11 @@ class DPLogisticRegression(_DPClassifierBase):
         if self.solver == "auto":
             if self.penalty == "l1":
                 return "frank_wolfe"
-            # class_weight: the majorizer scales with the largest public weight (up to 20 for
-            # "balanced"), so the steps would shrink by it; noisy_gd steps at the mean weight
-            few_pass = self.class_weight is None and self._few_pass_default(n_samples)
+            # class weights in the loss: the majorizer scales with the largest public weight (up to
+            # 20 for "balanced"), so the steps would shrink by it; noisy_gd steps at the mean
+            # weight. As an intercept offset (_prior_corrected) the fit is the unweighted one.
+            weighted_loss = self.class_weight is not None and not self._prior_corrected()
+            few_pass = not weighted_loss and self._few_pass_default(n_samples)
             return "noisy_newton" if few_pass else "noisy_gd"
         return self.solver
 
