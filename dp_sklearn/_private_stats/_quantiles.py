@@ -211,22 +211,24 @@ def search_unit(search_range):
     return 1e-9 * max(abs(float(search_range[0])), abs(float(search_range[1])))
 
 
-def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE, atoms=None):
+def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE, atoms=None,
+                     atom_weight=ATOM_WEIGHT):
     """Private quantiles at ``levels`` widened by ``fence`` times their spread, within the bounds.
 
     Post-processing of :func:`exponential_quantiles` (two levels per column, ties
     dithered by ``TIE_DITHER`` when ``unit`` is given):
     ``(q_lo - fence (q_hi - q_lo), q_hi + fence (q_hi - q_lo))`` clipped to
     ``[lower, upper]``. With the quartiles and ``fence=1.5`` these are Tukey's
-    fences (about +-2.7 standard deviations for normal data). ``atoms``: public point masses
-    of the quantiles' base measure (see :func:`exponential_quantiles`).
+    fences (about +-2.7 standard deviations for normal data). ``atoms``, ``atom_weight``:
+    public point masses of the quantiles' base measure (see :func:`exponential_quantiles`).
 
     Returns
     -------
     lo, hi : ndarray of shape (n_features,)
     """
     q = np.sort(exponential_quantiles(X, levels, epsilon, rng, lower=lower, upper=upper, unit=unit,
-                                      dither=0.0 if unit is None else TIE_DITHER, atoms=atoms), axis=0)
+                                      dither=0.0 if unit is None else TIE_DITHER, atoms=atoms,
+                                      atom_weight=atom_weight), axis=0)
     spread = q[1] - q[0]
     return np.maximum(q[0] - fence * spread, lower), np.minimum(q[1] + fence * spread, upper)
 

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import Interval
 from .._private_stats import (
+    ATOM_WEIGHT,
     FENCE,
     INTEGER_ATOMS,
     fenced_quantiles,
@@ -181,6 +182,7 @@ class DPStandardScaler(_DPTransformerBase):
 
     #: public point masses of every private quantile's base measure (``exponential_quantiles``)
     _atoms = INTEGER_ATOMS
+    _atom_weight = ATOM_WEIGHT
 
     _parameter_constraints: dict = {
         **_DPTransformerBase._parameter_constraints,
@@ -257,7 +259,8 @@ class DPStandardScaler(_DPTransformerBase):
                 lo, hi = _exact_bounds(X, levels, search, FENCE)
             else:
                 lo, hi = fenced_quantiles(X, levels, plan.quantile_epsilon, rng, lower=search[0], upper=search[1],
-                                          unit=search_unit(search), atoms=self._atoms)
+                                          unit=search_unit(search), atoms=self._atoms,
+                                          atom_weight=self._atom_weight)
             hi = np.where(hi > lo, hi, lo + 1e-12 * np.maximum(1.0, np.abs(lo)))
             bounds = (lo, hi)
         lo, hi = bounds
@@ -280,7 +283,7 @@ class DPStandardScaler(_DPTransformerBase):
         """Private median and MAD per feature, no moments (``strategy="robust"``)."""
         c = ROBUST_REACH if self.output_clip is None else float(self.output_clip)
         center, scale = robust_center_scale(X, None if plan is None else plan.quantile_epsilon, rng, search,
-                                            atoms=self._atoms)
+                                            atoms=self._atoms, atom_weight=self._atom_weight)
         self.bounds_ = (np.maximum(center - c * scale, search[0]), np.minimum(center + c * scale, search[1]))
         self.mean_, self.scale_ = center, scale
         self.var_ = np.square(scale)
