@@ -162,12 +162,15 @@ def _median_atoms(eps_used):
     return mechanism
 
 
+# The median moves between the atoms 1 and 0 (five 1s and four 0s, then four and five): each
+# atom's utility moves by 1/2 across the pair, the most an atom can show at this size.
+SWAP = _pair([0.0] * 4 + [1.0] * 5, [0.0] * 5 + [1.0] * 4)
+
+
 @pytest.mark.parametrize("pair, used, lower_bound", [
-    # TIES: the median sits on the atom 1 (seven 1s) or two ranks nearer 0 (six 1s): the
-    # atoms' utilities move by 1 across the pair
     (TIES, 1.0, (0.1, 1.0)),   # calibrated: a positive bound within the claim
-    (TIES, 8.0, (1.0, None)),  # negative control: 8 times the claimed epsilon is caught
-    (DISTINCT, 1.0, (None, 1.0)),
+    (SWAP, 1.0, (None, 1.0)),
+    (SWAP, 8.0, (1.0, None)),  # negative control: 8 times the claimed epsilon is caught
     (DISTINCT, 8.0, (1.0, None)),
 ])
 def test_atom_quantile_audit_with_negative_control(pair, used, lower_bound):
