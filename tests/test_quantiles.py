@@ -10,7 +10,7 @@ control).
 import numpy as np
 import pytest
 
-from dp_sklearn._private_stats import TIE_DITHER, exponential_quantiles
+from dp_sklearn._private_stats import INTEGER_ATOMS, TIE_DITHER, exponential_quantiles
 from dp_sklearn._private_stats import _quantiles as quantiles_module
 from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.preprocessing import DPStandardScaler
@@ -53,6 +53,7 @@ def test_standard_scaler_keeps_binary_features(monkeypatch, dither, keeps):
     # lower quartile of some columns lands far out in [-1e6, 0), the range is that wide and
     # the moments' noise (proportional to its width) drowns the column.
     monkeypatch.setattr(quantiles_module, "TIE_DITHER", dither)
+    monkeypatch.setattr(DPStandardScaler, "_atoms", None)  # the dither alone (atoms: below)
     rng = np.random.default_rng(1)
     X = (rng.uniform(size=(20_000, 8)) < np.linspace(0.3, 0.7, 8)).astype(float)
     sc = DPStandardScaler(epsilon=1.0, delta=1e-6, random_state=0).fit(X)
@@ -89,6 +90,91 @@ TIES = _pair([0.0] * 2 + [1.0] * 7, [0.0] * 3 + [1.0] * 6)
 ])
 def test_dithered_quantile_audit_with_negative_control(pair, used, lower_bound):
     res = audit_epsilon(_median(used), *pair, n_samples=4000, random_state=0)
+    lo, hi = lower_bound
+    assert lo is None or res.epsilon_lower > lo
+    assert hi is None or res.epsilon_lower <= hi
+
+
+# ---------------------------------------------------------------------------
+# Public atoms: point masses of the base measure at the integers (issue 20)
+# ---------------------------------------------------------------------------
+
+def _atom_closed_form(values, atoms, weight, q, eps, lower, upper):
+    """P(each interval), P(each atom): |I_i| exp(-eps |i - q n| / 2) and w exp(eps u(a) / 2)."""
+    v = np.sort(values)
+    n = v.size
+    edges = np.concatenate([[lower], v, [upper]])
+    w_int = np.diff(edges) * np.exp(-0.5 * eps * np.abs(np.arange(n + 1) - q * n))
+    below = np.searchsorted(v, atoms, side="left")
+    upto = np.searchsorted(v, atoms, side="right")
+    u = -np.maximum(0.0, np.maximum(below - q * n, q * n - upto))
+    w_atom = weight * np.exp(0.5 * eps * u)
+    total = w_int.sum() + w_atom.sum()
+    return edges, w_int / total, w_atom / total
+
+
+def test_atom_mechanism_matches_closed_form():
+    # 0 0 0 1 1 in [-2, 3], atoms 0, 1, 2 of weight 0.5: the median is the atom 0 (utility 0)
+    # with the closed-form probability; the intervals keep theirs; 40000 independent columns.
+    values, atoms, weight, eps, m = np.array([0.0, 0.0, 0.0, 1.0, 1.0]), np.array([0.0, 1.0, 2.0]), 0.5, 1.0, 40_000
+    out = exponential_quantiles(np.tile(values[:, None], (1, m)), 0.5, eps, np.random.default_rng(3), lower=-2.0,
+                                upper=3.0, atoms=atoms, atom_weight=weight)[0]
+    edges, p_int, p_atom = _atom_closed_form(values, atoms, weight, 0.5, eps, -2.0, 3.0)
+    freq_atom = np.array([np.mean(out == a) for a in atoms])
+    rest = out[~np.isin(out, atoms)]
+    freq_int = np.array([np.mean((rest > lo) & (rest < hi)) * rest.size / m
+                         for lo, hi in zip(edges[:-1], edges[1:])])
+    for freq, prob in ((freq_atom, p_atom), (freq_int, p_int)):
+        se = np.sqrt(prob * (1 - prob) / m)
+        assert np.all(np.abs(freq - prob) <= 5 * se + 1e-12)
+    assert p_atom[0] > 0.15  # the atom carries real mass (without atoms: none)
+
+
+def test_atoms_outside_the_bounds_have_no_mass_and_bad_atoms_raise():
+    X = np.zeros((50, 2000))
+    out = exponential_quantiles(X, 0.5, 0.5, np.random.default_rng(0), lower=1.0, upper=5.0, atoms=[0.0, 10.0])
+    assert np.all((out >= 1.0) & (out <= 5.0))
+    for bad in ([np.nan], []):
+        with pytest.raises(ValueError, match="atoms"):
+            exponential_quantiles(X[:, :2], 0.5, 0.5, np.random.default_rng(0), lower=0, upper=1, atoms=bad)
+    with pytest.raises(ValueError, match="atom_weight"):
+        exponential_quantiles(X[:, :2], 0.5, 0.5, np.random.default_rng(0), lower=0, upper=1, atoms=[0.0],
+                              atom_weight=0.0)
+
+
+def test_atoms_find_the_median_of_imbalanced_binary_columns_at_a_small_budget():
+    # 10% ones, n = 1000, epsilon 0.03 per median (a robust scaler's share at small n): with the
+    # integer atoms the median is 0 exactly in most columns; with the dither alone (control) it
+    # lands far outside the data (|m| > 100) in a quarter of them.
+    X = np.zeros((1000, 400))
+    X[:100] = 1.0
+    kw = dict(lower=SEARCH[0], upper=SEARCH[1], unit=UNIT, dither=TIE_DITHER)
+    with_atoms = exponential_quantiles(X, 0.5, 0.03, np.random.default_rng(0), atoms=INTEGER_ATOMS, **kw)[0]
+    dither_only = exponential_quantiles(X, 0.5, 0.03, np.random.default_rng(0), **kw)[0]
+    assert np.mean(with_atoms == 0.0) > 0.8 and np.mean(np.abs(with_atoms) > 100) < 0.05
+    assert np.mean(np.abs(dither_only) > 100) > 0.15
+
+
+def _median_atoms(eps_used):
+    def mechanism(X, y, rng):
+        return exponential_quantiles(X[:, 0], [0.5], eps_used, rng, lower=0.0, upper=1.0, unit=0.1,
+                                     dither=TIE_DITHER, atoms=[0.0, 1.0], atom_weight=1.0)
+    return mechanism
+
+
+# The median moves between the atoms 1 and 0 (five 1s and four 0s, then four and five): each
+# atom's utility moves by 1/2 across the pair, the most an atom can show at this size.
+SWAP = _pair([0.0] * 4 + [1.0] * 5, [0.0] * 5 + [1.0] * 4)
+
+
+@pytest.mark.parametrize("pair, used, lower_bound", [
+    (TIES, 1.0, (0.1, 1.0)),   # calibrated: a positive bound within the claim
+    (SWAP, 1.0, (None, 1.0)),
+    (SWAP, 8.0, (1.0, None)),  # negative control: 8 times the claimed epsilon is caught
+    (DISTINCT, 8.0, (1.0, None)),
+])
+def test_atom_quantile_audit_with_negative_control(pair, used, lower_bound):
+    res = audit_epsilon(_median_atoms(used), *pair, n_samples=4000, random_state=0)
     lo, hi = lower_bound
     assert lo is None or res.epsilon_lower > lo
     assert hi is None or res.epsilon_lower <= hi

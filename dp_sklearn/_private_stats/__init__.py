@@ -22,7 +22,9 @@ References
 from ._common import make_generator
 from ._moments import StatisticsPlan, plan_statistics, private_moments
 from ._quantiles import (
+    ATOM_WEIGHT,
     FENCE,
+    INTEGER_ATOMS,
     TIE_DITHER,
     exponential_quantiles,
     fenced_quantiles,
@@ -32,7 +34,9 @@ from ._quantiles import (
 )
 
 __all__ = [
+    "ATOM_WEIGHT",
     "FENCE",
+    "INTEGER_ATOMS",
     "StatisticsPlan",
     "TIE_DITHER",
     "exponential_quantiles",

@@ -14,9 +14,19 @@ from .. import _noise
 
 #: default ``dither`` of the log-uniform callers, in asinh units (about 5% of ``|x|`` above ``unit``)
 TIE_DITHER = 0.05
+#: public atoms of the scalers' quantiles: the integers -16 .. 16, where binary columns, integer
+#: codes, counts and bands repeat (``exponential_quantiles``, ``atoms``)
+INTEGER_ATOMS = np.arange(-16.0, 17.0)
+#: base measure of each atom, in the mechanism's coordinate (asinh units: a quarter of the
+#: measure of values spread over a factor ``e`` in ``|x|``); 0.25 against 1 chosen on the tuning
+#: half of ``benchmarks/tabular`` (evidence in ``benchmarks/tabular/README.md``): the 33 atoms
+#: then add about 8 units to the roughly 43 of the default search range, about 0.2 nats against
+#: a continuous feature, and still outweigh a repeated value's dither (0.05) five times
+ATOM_WEIGHT = 0.25
 
 
-def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None, dither=0.0):
+def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None, dither=0.0, atoms=None,
+                          atom_weight=ATOM_WEIGHT):
     """Private quantiles of each column, one exponential mechanism per (quantile, column).
 
     For a column with values clipped to the public range ``[a, b]`` and sorted,
@@ -61,6 +71,16 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         perturbation is drawn independently of the data, one value per record, so
         neighbouring datasets stay neighbours under every draw and the guarantee
         holds for each draw, hence for the mixture.
+    atoms : array-like of shape (n_atoms,) or None, default=None
+        Public values added to the base measure as point masses of ``atom_weight`` each
+        (in the mechanism's coordinate), where they lie inside ``[lower_j, upper_j]``. The
+        utility of an atom ``a`` is that of a value that can be the quantile of the
+        (undithered, clipped) column: ``-max(0, #{x < a} - q n, q n - #{x <= a})``, 0 when
+        ``a`` is a ``q``-quantile. A quantile inside a repeated value that is an atom
+        (0 and 1 of a binary column, an integer code) is then returned exactly, with the
+        weight of ``atom_weight`` rather than the dither's ``dither``.
+    atom_weight : float, default=ATOM_WEIGHT
+        Base measure of each atom (> 0).
 
     Returns
     -------
@@ -81,7 +101,13 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     ``epsilon``-DP (McSherry & Talwar 2007 [3]_) and, being ``epsilon``-bounded
     range, ``epsilon^2 / 8``-zCDP (Cesar & Rogers 2021 [4]_, Lemma 3.2). ``k``
     mechanisms compose to ``k epsilon``-DP or ``k epsilon^2 / 8``-zCDP
-    (:func:`quantile_epsilon` picks the better). The release is accurate when
+    (:func:`quantile_epsilon` picks the better). With ``atoms`` the base measure is the
+    continuous one plus the public point masses; the exponential mechanism is
+    ``epsilon``-DP for any base measure (McSherry & Talwar 2007, Theorem 6), and an atom's
+    utility also has replace-one sensitivity 1 (one record moves ``#{x < a}`` and
+    ``#{x <= a}`` by at most 1 each); with a dither, the atoms read the undithered values and
+    the intervals the dithered ones, a pair of utilities that still moves by at most 1 on
+    neighbours for every draw of the dither. The release is accurate when
     ``epsilon q n / 2`` exceeds ``log((upper - lower) / spread)``, the log of how
     much wider the public range is than the data: see ``docs/privacy.md``.
     """
@@ -100,6 +126,8 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         raise ValueError(f"dither must be a finite number >= 0, got {dither!r}.")
     if unit is not None:
         unit = _check_epsilon(unit, "unit")
+    if atoms is not None:
+        a, below, upto, log_w = _atom_counts(np.clip(X, lo, hi), atoms, atom_weight, lo, hi)
     coord = (lambda v: np.arcsinh(v / unit)) if unit is not None else (lambda v: v)  # monotone: same ranks
     t_lo, t_hi = coord(lo), coord(hi)
     T = coord(np.clip(X, lo, hi))
@@ -111,14 +139,37 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     ranks = np.arange(n + 1, dtype=float)[:, None]
     cols = np.arange(p)
     out = np.empty((q.size, p))
+    picked = np.full((q.size, p), np.nan)  # the atom returned, else NaN
     for k, level in enumerate(q):  # a loop over the few quantile levels only
-        logits = log_len - 0.5 * eps * np.abs(ranks - level * n) + _noise.gumbel(rng, size=log_len.shape)
-        idx = np.argmax(logits, axis=0)
-        left, right = edges[idx, cols], edges[idx + 1, cols]
+        logits = log_len - 0.5 * eps * np.abs(ranks - level * n)
+        if atoms is not None:
+            u_atom = -np.maximum(0.0, np.maximum(below - level * n, level * n - upto))  # (n_atoms, p)
+            logits = np.vstack([logits, log_w + 0.5 * eps * u_atom])
+        idx = np.argmax(logits + _noise.gumbel(rng, size=logits.shape), axis=0)
+        inner = np.minimum(idx, n)
+        left, right = edges[inner, cols], edges[inner + 1, cols]
         out[k] = left + (right - left) * rng.uniform(size=p)
+        if atoms is not None:
+            picked[k] = np.where(idx > n, a[np.maximum(idx - (n + 1), 0)], np.nan)
     if unit is not None:
         out = np.clip(unit * np.sinh(out), lo, hi)  # back to the units of X (clip: rounding only)
+    out = np.where(np.isnan(picked), out, picked)  # an atom is returned exactly
     return out[:, 0] if one_d else out
+
+
+def _atom_counts(Xc, atoms, weight, lo, hi):
+    """Atoms, ``#{x < a}`` and ``#{x <= a}`` per (atom, column), log base measure (-inf outside the bounds)."""
+    a = np.unique(np.asarray(atoms, dtype=float).ravel())
+    if a.size == 0 or not np.all(np.isfinite(a)):
+        raise ValueError(f"atoms must be a non-empty array of finite values, got {atoms!r}.")
+    if not (np.isfinite(weight) and weight > 0):
+        raise ValueError(f"atom_weight must be a finite number > 0, got {weight!r}.")
+    Xs = np.sort(Xc, axis=0)
+    below = np.stack([np.searchsorted(Xs[:, j], a, side="left") for j in range(Xs.shape[1])], axis=1)
+    upto = np.stack([np.searchsorted(Xs[:, j], a, side="right") for j in range(Xs.shape[1])], axis=1)
+    inside = (a[:, None] >= lo) & (a[:, None] <= hi)
+    log_w = np.where(inside, np.log(weight), -np.inf)
+    return a, below.astype(float), upto.astype(float), log_w
 
 
 def quantile_epsilon(epsilon, delta, count):
@@ -162,21 +213,24 @@ def search_unit(search_range):
     return 1e-9 * max(abs(float(search_range[0])), abs(float(search_range[1])))
 
 
-def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE):
+def fenced_quantiles(X, levels, epsilon, rng, *, lower, upper, unit, fence=FENCE, atoms=None,
+                     atom_weight=ATOM_WEIGHT):
     """Private quantiles at ``levels`` widened by ``fence`` times their spread, within the bounds.
 
     Post-processing of :func:`exponential_quantiles` (two levels per column, ties
     dithered by ``TIE_DITHER`` when ``unit`` is given):
     ``(q_lo - fence (q_hi - q_lo), q_hi + fence (q_hi - q_lo))`` clipped to
     ``[lower, upper]``. With the quartiles and ``fence=1.5`` these are Tukey's
-    fences (about +-2.7 standard deviations for normal data).
+    fences (about +-2.7 standard deviations for normal data). ``atoms``, ``atom_weight``:
+    public point masses of the quantiles' base measure (see :func:`exponential_quantiles`).
 
     Returns
     -------
     lo, hi : ndarray of shape (n_features,)
     """
     q = np.sort(exponential_quantiles(X, levels, epsilon, rng, lower=lower, upper=upper, unit=unit,
-                                      dither=0.0 if unit is None else TIE_DITHER), axis=0)
+                                      dither=0.0 if unit is None else TIE_DITHER, atoms=atoms,
+                                      atom_weight=atom_weight), axis=0)
     spread = q[1] - q[0]
     return np.maximum(q[0] - fence * spread, lower), np.minimum(q[1] + fence * spread, upper)
 

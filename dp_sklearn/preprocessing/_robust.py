@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._private_stats import TIE_DITHER, exponential_quantiles, search_unit
+from .._private_stats import ATOM_WEIGHT, INTEGER_ATOMS, TIE_DITHER, exponential_quantiles, search_unit
 from ._global import per_feature_feasible
 
 __all__ = ["MAD_TO_STD", "PER_FEATURE_MARGIN", "ROBUST_REACH", "prefer_per_feature", "robust_center_scale",
@@ -73,14 +73,15 @@ def robust_feasible(quantile_eps, n_samples):
     return per_feature_feasible(quantile_eps, 0.5, n_samples)
 
 
-def _quantile(X, level, eps, rng, lower, upper, unit):
+def _quantile(X, level, eps, rng, lower, upper, unit, atoms, atom_weight):
     """One private quantile per column (``eps=None``: the exact, non-private one)."""
     if eps is None:
         return np.quantile(np.clip(X, lower, upper), level, axis=0)
-    return exponential_quantiles(X, [level], eps, rng, lower=lower, upper=upper, unit=unit, dither=TIE_DITHER)[0]
+    return exponential_quantiles(X, [level], eps, rng, lower=lower, upper=upper, unit=unit, dither=TIE_DITHER,
+                                 atoms=atoms, atom_weight=atom_weight)[0]
 
 
-def robust_center_scale(X, quantile_eps, rng, search):
+def robust_center_scale(X, quantile_eps, rng, search, atoms=INTEGER_ATOMS, atom_weight=ATOM_WEIGHT):
     """Private median and normal-consistent MAD of each feature.
 
     Parameters
@@ -94,6 +95,11 @@ def robust_center_scale(X, quantile_eps, rng, search):
         The fit's generator.
     search : tuple (low, high)
         The public search range of the features.
+    atoms : array-like or None, default=INTEGER_ATOMS
+        Public point masses of the quantiles' base measure (``exponential_quantiles``): a
+        median or MAD inside a repeated integer (binary columns, codes) is found exactly.
+    atom_weight : float, default=ATOM_WEIGHT
+        Base measure of each atom.
 
     Returns
     -------
@@ -111,7 +117,8 @@ def robust_center_scale(X, quantile_eps, rng, search):
     """
     unit = search_unit(search)
     Xc = np.clip(X, *search)
-    center = _quantile(Xc, 0.5, quantile_eps, rng, search[0], search[1], unit)
-    mad = _quantile(np.abs(Xc - center), 0.5, quantile_eps, rng, 0.0, search[1] - search[0], unit)
+    center = _quantile(Xc, 0.5, quantile_eps, rng, search[0], search[1], unit, atoms, atom_weight)
+    mad = _quantile(np.abs(Xc - center), 0.5, quantile_eps, rng, 0.0, search[1] - search[0], unit, atoms,
+                    atom_weight)
     return center, np.maximum(MAD_TO_STD * mad, unit)
 

@@ -9,7 +9,9 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._constraints import Interval
 from .._private_stats import (
+    ATOM_WEIGHT,
     FENCE,
+    INTEGER_ATOMS,
     fenced_quantiles,
     StatisticsPlan,
     plan_statistics,
@@ -131,7 +133,11 @@ class DPStandardScaler(_DPTransformerBase):
     Mechanisms: the range by ``exponential_quantiles`` (Smith 2011; Gillenwater, Joseph &
     Kulesza 2021), the moments by ``private_moments`` (Gaussian or Laplace mechanism;
     per-feature sensitivity of the mean ``(upper - lower) / n``). The calibration is
-    ``plan_statistics`` (all in ``dp_sklearn._private_stats``).
+    ``plan_statistics`` (all in ``dp_sklearn._private_stats``). Every quantile's base measure
+    (log-uniform above the search range's ``unit``) also has public point masses at the
+    integers -16 to 16 (``INTEGER_ATOMS``, ``ATOM_WEIGHT`` each; McSherry & Talwar 2007: the
+    exponential mechanism is private for any base measure), so the quantiles and medians of
+    binary columns, integer codes and counts are found exactly from few rows.
 
     Budget: with public ``bounds`` the mean gets 80% and the second moment 20% of ``1 / z^2``
     (one analytic Gaussian overall); with ``bounds=None`` the ``2 n_features`` quantiles get
@@ -160,6 +166,7 @@ class DPStandardScaler(_DPTransformerBase):
     .. [3] C. Dwork, F. McSherry, K. Nissim and A. Smith, "Calibrating noise to sensitivity in
        private data analysis", TCC 2006.
     .. [4] C. Dwork and J. Lei, "Differential privacy and robust statistics", STOC 2009.
+    .. [5] F. McSherry and K. Talwar, "Mechanism design via differential privacy", FOCS 2007.
 
     Examples
     --------
@@ -172,6 +179,10 @@ class DPStandardScaler(_DPTransformerBase):
     >>> float(np.round(sc.output_norm_, 2))
     4.24
     """
+
+    #: public point masses of every private quantile's base measure (``exponential_quantiles``)
+    _atoms = INTEGER_ATOMS
+    _atom_weight = ATOM_WEIGHT
 
     _parameter_constraints: dict = {
         **_DPTransformerBase._parameter_constraints,
@@ -248,7 +259,8 @@ class DPStandardScaler(_DPTransformerBase):
                 lo, hi = _exact_bounds(X, levels, search, FENCE)
             else:
                 lo, hi = fenced_quantiles(X, levels, plan.quantile_epsilon, rng, lower=search[0], upper=search[1],
-                                          unit=search_unit(search))
+                                          unit=search_unit(search), atoms=self._atoms,
+                                          atom_weight=self._atom_weight)
             hi = np.where(hi > lo, hi, lo + 1e-12 * np.maximum(1.0, np.abs(lo)))
             bounds = (lo, hi)
         lo, hi = bounds
@@ -270,7 +282,8 @@ class DPStandardScaler(_DPTransformerBase):
     def _release_robust(self, X, rng, plan, search):
         """Private median and MAD per feature, no moments (``strategy="robust"``)."""
         c = ROBUST_REACH if self.output_clip is None else float(self.output_clip)
-        center, scale = robust_center_scale(X, None if plan is None else plan.quantile_epsilon, rng, search)
+        center, scale = robust_center_scale(X, None if plan is None else plan.quantile_epsilon, rng, search,
+                                            atoms=self._atoms, atom_weight=self._atom_weight)
         self.bounds_ = (np.maximum(center - c * scale, search[0]), np.minimum(center + c * scale, search[1]))
         self.mean_, self.scale_ = center, scale
         self.var_ = np.square(scale)
