@@ -72,7 +72,10 @@ def test_alpha_and_l1_ratio_are_honoured(diabetes):
     assert np.abs(b).sum() < 0.8 * np.abs(a).sum()
     assert not np.allclose(b, c)
     big = DPElasticNet(alpha=20.0, l1_ratio=1.0, **kw).fit(X, y).coef_
-    assert np.abs(big).sum() < 0.5 * np.abs(a).sum() and np.count_nonzero(np.abs(big) < 2.0) >= 6
+    # seeds 0-5: l1 norm 0.07-0.16 of the small-alpha fit's, more coefficients near zero (how many
+    # depends on the noise: 2 to 7 of 10)
+    assert np.abs(big).sum() < 0.25 * np.abs(a).sum()
+    assert np.count_nonzero(np.abs(big) < 2.0) > np.count_nonzero(np.abs(a) < 2.0)
 
 
 def test_solvers_that_cannot_apply_the_penalty_are_refused(diabetes):

@@ -174,8 +174,8 @@ class DPStandardScaler(_DPTransformerBase):
     >>> from dp_sklearn.preprocessing import DPStandardScaler
     >>> X = np.random.default_rng(0).normal(5.0, 2.0, size=(5000, 2))
     >>> sc = DPStandardScaler(epsilon=1.0, bounds=(-5, 15), random_state=0).fit(X)
-    >>> np.round(sc.mean_, 1)
-    array([5., 5.])
+    >>> bool(np.all(np.abs(sc.mean_ - 5.0) < 0.2))  # the data's mean is 5, the noise's sd about 0.03
+    True
     >>> float(np.round(sc.output_norm_, 2))
     4.24
     """

@@ -42,7 +42,7 @@ def test_calibration_matches_the_closed_form(loss, T):
     assert plan.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(z), T + 1)
     assert compose_epsilon([plan.event], DELTA) <= EPS * (1 + 1e-3)
     B, C = public.x_norm, plan.info["clip_norm"]
-    assert plan.info["sigma"] == pytest.approx(z * 2 * C) and C == pytest.approx(0.5 * B)
+    assert plan.info["sigma"] == pytest.approx(z * 2 * C) and C == pytest.approx(0.5 * loss.clip_scale * B)  # CLIP_FRACTION x the loss's clip scale
     assert plan.info["sigma_gram"] == pytest.approx(z * math.sqrt(2) * B**2)
     assert plan.info["shift"] == pytest.approx(plan.info["sigma_gram"] * math.sqrt(12 * math.log(2 * 144 / 0.05)))
 
