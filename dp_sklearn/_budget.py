@@ -16,10 +16,8 @@ __all__ = ["DEFAULT_MODEL_SHARE", "StepBudget", "allotment", "check_budget", "se
 
 #: share of epsilon given to the final estimator when it and at least one earlier
 #: step are DP; the earlier DP steps share the rest in proportion to the number of columns
-#: each reads (:func:`_column_counts`). Chosen on the tuning half of the tabular suite
-#: (grid 0.6, 0.75, 0.8, 0.85: 0.8 is best at total epsilon 1 and ties 0.75 at 5;
-#: ``benchmarks/tabular/README.md``, "Evidence for defaults")
-DEFAULT_MODEL_SHARE = 0.8
+#: each reads (:func:`_column_counts`)
+DEFAULT_MODEL_SHARE = 0.75
 
 StepBudget = namedtuple("StepBudget", "name epsilon delta")
 StepBudget.__doc__ = """The (epsilon, delta) a DP step of a pipeline is set to spend.

@@ -82,7 +82,7 @@ class PrivatePipeline(Pipeline):
         Relative epsilon weights of the DP steps, in fit order or by step path
         (``"columntransformer__num"``; a step's own name is accepted when it is
         unique). ``None``: when the final estimator and some other step are DP,
-        the final estimator gets ``DEFAULT_MODEL_SHARE = 0.8`` and the others
+        the final estimator gets ``DEFAULT_MODEL_SHARE = 0.75`` and the others
         share the rest in proportion to the number of columns each reads (the
         length of an explicit column list of a ``ColumnTransformer``, else 1);
         otherwise equal shares.

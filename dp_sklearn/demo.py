@@ -9,7 +9,7 @@ non-private scikit-learn and the trivial predictor, runs one ``Pipeline`` +
 
 Every DP row is a fully private pipeline on the raw training split:
 ``make_private_pipeline(DPStandardScaler(bounds=public), model, epsilon=eps)``
-(20% of epsilon for the scaler's private means and variances, 80% for the model,
+(25% of epsilon for the scaler's private means and variances, 75% for the model,
 one ledger-composable event per step). What is public is printed in the output:
 the per-feature ranges documented with each dataset (breast_cancer's DESCR
 "Summary Statistics"; diabetes: every column is documented to have standard
@@ -225,7 +225,7 @@ def main(argv=None):
     t0 = time.time()
     print(f"dp_sklearn {dp_sklearn.__version__} demo: delta = 1e-5, epsilons {list(EPSILONS)}, {args.seeds} seeds")
     print("private: every DP row is make_private_pipeline(DPStandardScaler, model) on the RAW 70% training split")
-    print("         (random_state=0); the scaler's means/variances (20% of epsilon) and the model (80%) are DP.")
+    print("         (random_state=0); the scaler's means/variances (25% of epsilon) and the model (75%) are DP.")
     print("public:  per-feature ranges documented with the data (breast_cancer DESCR min/max; diabetes +-4")
     print("         documented std = 4/sqrt(442)), diabetes bounds_y = (0, 400), data_norm = sqrt(n_features)")
     print("         (default, on the privately standardized features), n, p and hyperparameters.")

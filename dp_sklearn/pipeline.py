@@ -50,7 +50,7 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
         Relative epsilon weights of the DP steps (normalized to sum to 1), in
         fit order or by step path (see :func:`budget_split`). ``None``: when
         the final estimator and some other step are DP, the final estimator
-        gets ``DEFAULT_MODEL_SHARE = 0.8`` and the other DP steps share 0.2
+        gets ``DEFAULT_MODEL_SHARE = 0.75`` and the other DP steps share 0.25
         in proportion to the number of columns each reads (the length of an
         explicit column list of a ``ColumnTransformer``; 1 otherwise, a public
         count from the parameters); otherwise equal shares.
@@ -86,8 +86,9 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
     >>> from dp_sklearn.preprocessing import DPStandardScaler
     >>> pipe = make_private_pipeline(DPStandardScaler(bounds=(0, 10)), DPLogisticRegression(),
     ...                              epsilon=1.0, delta=1e-5)
-    >>> [(b.name, round(b.epsilon, 12), b.delta) for b in budget_split(pipe)]
-    [('dpstandardscaler', 0.2, 2.5e-06), ('dplogisticregression', 0.8, 2.5e-06)]
+    >>> budget_split(pipe)
+    [StepBudget(name='dpstandardscaler', epsilon=0.25, delta=2.5e-06), \
+StepBudget(name='dplogisticregression', epsilon=0.75, delta=2.5e-06)]
     """
     epsilon, delta = check_budget(epsilon, delta)
     steps = make_pipeline(*[s if s is None or isinstance(s, str) else clone(s) for s in steps]).steps

@@ -18,7 +18,7 @@ from dp_sklearn import (
     budget_split,
     make_private_pipeline,
 )
-from dp_sklearn.pipeline import DEFAULT_MODEL_SHARE, StepBudget
+from dp_sklearn.pipeline import StepBudget
 from dp_sklearn.preprocessing import DPMinMaxScaler, DPStandardScaler
 
 X_BC, Y_BC = load_breast_cancer(return_X_y=True)
@@ -30,13 +30,12 @@ def _quiet():
     warnings.filterwarnings("ignore", message=".*delta=.*")
 
 
-def test_default_split_gives_the_model_default_model_share():
+def test_default_split_gives_the_model_three_quarters():
     pipe = make_private_pipeline(DPStandardScaler(), DPMinMaxScaler(), DPLogisticRegression(),
                                  epsilon=2.0, delta=1e-5)
     split = budget_split(pipe)
     assert [s.name for s in split] == ["dpstandardscaler", "dpminmaxscaler", "dplogisticregression"]
-    assert DEFAULT_MODEL_SHARE == 0.8
-    assert [s.epsilon for s in split] == pytest.approx([0.2, 0.2, 1.6])
+    assert [s.epsilon for s in split] == pytest.approx([0.25, 0.25, 1.5])
     assert [s.delta for s in split] == pytest.approx([1e-5 / 6] * 3)
     assert sum(s.epsilon for s in split) == pytest.approx(2.0)
 
@@ -212,8 +211,8 @@ def test_preprocessing_share_follows_the_columns_each_step_reads():
                             ("eight", DPStandardScaler(), list(range(1, 9))),
                             ("rest", DPStandardScaler(), slice(9, 10))])  # a slice counts as 1
     split = {b.name: b.epsilon for b in budget_split(make_private_pipeline(ct, DPRidge(), epsilon=2.0))}
-    assert split["dpridge"] == pytest.approx(1.6)
-    assert split["columntransformer__one"] == pytest.approx(0.4 / 10)
-    assert split["columntransformer__eight"] == pytest.approx(0.4 * 8 / 10)
-    assert split["columntransformer__rest"] == pytest.approx(0.4 / 10)
+    assert split["dpridge"] == pytest.approx(1.5)
+    assert split["columntransformer__one"] == pytest.approx(0.5 / 10)
+    assert split["columntransformer__eight"] == pytest.approx(0.5 * 8 / 10)
+    assert split["columntransformer__rest"] == pytest.approx(0.5 / 10)
     assert sum(split.values()) == pytest.approx(2.0)

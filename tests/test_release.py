@@ -293,7 +293,7 @@ def test_private_pipeline_clones_and_sets_params_like_an_estimator():
     twin.set_params(epsilon=1.0, dpridge__alpha=3.0)
     assert twin.get_params()["dpridge__alpha"] == 3.0 and pipe.get_params()["dpridge__alpha"] != 3.0
     twin.fit(X, Y)
-    assert [b.epsilon for b in twin.budget_split_] == pytest.approx([0.2, 0.8])
+    assert [b.epsilon for b in twin.budget_split_] == pytest.approx([0.25, 0.75])
     gs = GridSearchCV(pipe, {"dpridge__alpha": [0.1, 1.0]}, cv=2).fit(X, Y)
     assert gs.best_estimator_.dp_event_ is not None
 
