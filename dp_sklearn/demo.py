@@ -86,7 +86,15 @@ def _configs(task):
     bounds = public_bounds(task)
     for name, cls, extra in estimators:
         probe = cls(**extra)
-        default = probe._resolved_solver() if hasattr(probe, "_resolved_solver") else probe.solver
+        if probe.solver == "auto":  # the default picks its solver from n, p and epsilon: its own row
+
+            def factory(eps, seed, cls=cls, extra=extra):
+                model = cls(random_state=seed, **common, **extra)
+                scaler = DPStandardScaler(bounds=bounds, random_state=seed)
+                return make_private_pipeline(scaler, model, epsilon=eps, delta=1e-5)
+
+            out.append((f"{name} solver='auto' (default)", factory))
+        default = probe.solver
         # the exact samplers (exponential_sampling, localization) take at most 2 coefficients: not these data
         for solver in [s for s in probe._allowed_solvers() if SOLVERS[s].max_dim is None]:
             label = f"{name} {solver}" + (" (default)" if solver == default else "")

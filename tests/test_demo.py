@@ -12,7 +12,7 @@ def test_demo_reports_tables_and_plot(tmp_path, capsys):
     out, err = captured.out, captured.err
     assert "sklearn Ridge (non-private)" in out and "0.392" in out
     assert "trivial (majority class)" in out and "0.632" in out
-    assert "DPLogisticRegression noisy_gd (default)" in out
+    assert "DPLogisticRegression solver='auto' (default)" in out and "DPRidge solver='auto' (default)" in out
     assert "(any epsilon)" not in out and "after a NON-private StandardScaler" in out and "(epsilon=1 only)" in out
     assert "privacy cost of the whole search: 10 private fits" in out and "NOT private" in out
     assert f"plot written to {png}" in out  # the absolute path
