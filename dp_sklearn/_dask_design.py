@@ -11,6 +11,10 @@ in a whole-array call), and the only quantities that reach the client are
   (or the exact gradient sum for Frank-Wolfe's scores): a ``dim``-vector, the sum of
   one ``dim``-vector per block, each computed with the loss's own
   ``clipped_gradient_sum`` on the block;
+* per Poisson-sampled step, the clipped gradient sum over the sampled rows: the
+  indices are drawn on the client from the fit's Generator exactly as in memory
+  (:func:`dp_sklearn.solvers._common.poisson_sample`), split at the block boundaries,
+  and each block sums the clipped gradients of its sampled rows;
 * for the squared loss's Gram path (:mod:`dp_sklearn._gram`), ``G = X^T X`` and
   ``b = X^T y`` once per fit (``dim x dim`` and ``dim``), summed over blocks;
 and nothing about clipping: no count and no warning leaves the blocks (``docs/privacy.md``,
@@ -21,8 +25,10 @@ releases is the same function of the data (a sum over blocks is a sum over rows,
 every row is clipped to the same public bound), so its replace-one sensitivity is the
 same 2C; the noise is drawn on the client from the fit's single
 ``numpy.random.Generator`` in the same order and with the same scales as in memory,
-after the block sums are added, and the plan (T, step sizes, noise scales, which of
-the Gram or the per-step path runs) is a function of public values only. With the
+after the block sums are added, and the plan (the solver ``"auto"`` resolves to, T,
+step sizes, noise scales, the sampling rate, which of the Gram or the per-step path
+runs) is the in-memory fit's own plan, from the same planning function and public
+values only. With the
 same ``random_state`` the coefficients therefore equal the in-memory ones up to the
 rounding of the block sums (``tests/test_dask.py``), and the statistical audits of
 the in-memory mechanisms cover it. The cluster and the client are inside the trust
@@ -88,13 +94,19 @@ def _gram_block(Xb, yb, x_args, y_bounds):
     return G, np.asarray(Xt.T @ yt, dtype=np.float64).ravel()
 
 
-def _gradient_block(block, loss, theta, clip_norm):
+def _gradient_block(block, clip_norm, *, loss, theta):
     """The block's clipped gradient sum (``clip_norm`` given) or its exact gradient sum."""
     Xt, yt, rn = block
     if clip_norm is not None:
         return loss.clipped_gradient_sum(Xt, yt, theta, rn, clip_norm)
     d = loss.dphi(loss.margins(Xt, theta), yt)
     return np.asarray(Xt.T @ d).ravel()
+
+
+def _sampled_gradient_block(block, rows, *, loss, theta, clip_norm):
+    """The block's clipped gradient sum over its rows ``rows`` (local indices of a Poisson sample)."""
+    Xt, yt, rn = block
+    return loss.clipped_gradient_sum(Xt[rows], yt[rows], theta, rn[rows], clip_norm)
 
 
 def _sum_parts(parts):
@@ -172,6 +184,7 @@ class DaskDesign:
         self.targets = None
         self._gram = None
         self._blocks = None
+        self._client = None
 
     @property
     def T(self):
@@ -194,21 +207,64 @@ class DaskDesign:
         return self._gram
 
     def _persisted(self):
-        """The normalized blocks, persisted on the cluster at the first call."""
+        """The normalized blocks, computed once at the first call and kept where they are.
+
+        On a distributed client: one future per block, held by the workers (a per-step
+        task runs where its block is). On a local scheduler (threads, synchronous), whose
+        workers are this process: the computed blocks themselves.
+        """
         if self._blocks is None:
             import dask
 
             blocks = [dask.delayed(_prepare_block, pure=False)(xb, yb, self.x_args, self.targets.bounds)
                       for xb, yb in self._pairs()]
-            self._blocks = dask.persist(*blocks)
+            self._client = _distributed_client()
+            self._blocks = self._client.compute(blocks) if self._client is not None else list(dask.compute(*blocks))
         return self._blocks
+
+    def _block_sum(self, func, selected, per_block, **shared):
+        """``sum_k func(block_k, per_block[i], **shared)`` over the blocks ``selected``, in block order.
+
+        One task per selected block, submitted in one message to the workers holding the
+        blocks (futures, not a task graph: a step costs one round trip); the results
+        (``dim``-vectors) are summed on the client.
+        """
+        blocks = self._persisted()
+        if self._client is None:
+            return _sum_parts([func(blocks[k], arg, **shared) for k, arg in zip(selected, per_block)])
+        futures = self._client.map(func, [blocks[k] for k in selected], per_block, pure=False, **shared)
+        return _sum_parts(self._client.gather(futures))
 
     def gradient_sum(self, loss, theta, clip_norm=None):
         """Sum over rows of the clipped (``clip_norm``) or exact per-example gradients at ``theta``."""
-        import dask
+        k = len(self._persisted())
+        return self._block_sum(_gradient_block, range(k), [clip_norm] * k, loss=loss, theta=theta)
 
-        parts = [dask.delayed(_gradient_block, pure=False)(b, loss, theta, clip_norm) for b in self._persisted()]
-        return dask.compute(dask.delayed(_sum_parts)(parts))[0]
+    def sampled_gradient_sum(self, loss, theta, clip_norm, idx):
+        """Sum of the clipped per-example gradients at ``theta`` over the rows ``idx`` (sorted global indices).
+
+        The indices of a Poisson sample, drawn on the client from the fit's Generator
+        (:func:`dp_sklearn.solvers._common.poisson_sample`), are split at the public block
+        boundaries; each block holding sampled rows sums their clipped gradients with the
+        loss's own ``clipped_gradient_sum`` (the in-memory step's quantity: a sum over the
+        same rows, in another order). O(q n) indices leave the client per step.
+        """
+        loss = loss.loss if isinstance(loss, _BlockwiseLoss) else loss
+        offsets = np.concatenate(([0], np.cumsum(self.X.chunks[0])))
+        cuts = np.searchsorted(idx, offsets)
+        selected = [k for k in range(len(offsets) - 1) if cuts[k + 1] > cuts[k]]
+        if not selected:
+            return np.zeros(theta.size)
+        rows = [idx[cuts[k]:cuts[k + 1]] - offsets[k] for k in selected]
+        return self._block_sum(_sampled_gradient_block, selected, rows, loss=loss, theta=theta, clip_norm=clip_norm)
+
+
+def _distributed_client():
+    """The distributed ``Client`` dask would compute with now, or ``None`` (a local scheduler)."""
+    import dask.base
+
+    owner = getattr(dask.base.get_scheduler(), "__self__", None)
+    return owner if hasattr(owner, "map") and hasattr(owner, "gather") else None
 
 
 class _BlockwiseLoss:
