@@ -109,6 +109,11 @@ def _sampled_gradient_block(block, rows, *, loss, theta, clip_norm):
     return loss.clipped_gradient_sum(Xt[rows], yt[rows], theta, rn[rows], clip_norm)
 
 
+def _blocks_sum(func, blocks, args, shared):
+    """Worker task: ``sum_k func(block_k, arg_k, **shared)`` over blocks this worker holds, in block order."""
+    return _sum_parts([func(block, arg, **shared) for block, arg in zip(blocks, args)])
+
+
 def _sum_parts(parts):
     """Sum of the per-block results, in block order (deterministic)."""
     total = np.array(parts[0], dtype=np.float64, copy=True)
@@ -185,6 +190,7 @@ class DaskDesign:
         self._gram = None
         self._blocks = None
         self._client = None
+        self._groups = {}
 
     @property
     def T(self):
@@ -209,30 +215,48 @@ class DaskDesign:
     def _persisted(self):
         """The normalized blocks, computed once at the first call and kept where they are.
 
-        On a distributed client: one future per block, held by the workers (a per-step
-        task runs where its block is). On a local scheduler (threads, synchronous), whose
-        workers are this process: the computed blocks themselves.
+        On a distributed client: one future per block, held by the workers, grouped by the
+        worker that holds them (a step is one task per worker). On a local scheduler
+        (threads, synchronous), whose workers are this process: the computed blocks themselves.
         """
         if self._blocks is None:
             import dask
 
             blocks = [dask.delayed(_prepare_block, pure=False)(xb, yb, self.x_args, self.targets.bounds)
                       for xb, yb in self._pairs()]
-            self._client = _distributed_client()
-            self._blocks = self._client.compute(blocks) if self._client is not None else list(dask.compute(*blocks))
+            client = _distributed_client()
+            if client is None:
+                self._blocks = list(dask.compute(*blocks))
+            else:
+                from distributed import wait
+
+                futures = client.compute(blocks)
+                wait(futures)
+                who = client.who_has(futures)
+                groups = {}
+                for k, fut in enumerate(futures):  # blocks by the worker holding them (a few per worker)
+                    groups.setdefault((tuple(who.get(fut.key, ())) or (None,))[0], []).append(k)
+                self._client, self._groups, self._blocks = client, groups, futures
         return self._blocks
 
     def _block_sum(self, func, selected, per_block, **shared):
-        """``sum_k func(block_k, per_block[i], **shared)`` over the blocks ``selected``, in block order.
+        """``sum_k func(block_k, per_block[i], **shared)`` over the blocks ``selected`` (the block sums, added).
 
-        One task per selected block, submitted in one message to the workers holding the
-        blocks (futures, not a task graph: a step costs one round trip); the results
-        (``dim``-vectors) are summed on the client.
+        On a cluster, one task per worker sums its own selected blocks (no block moves; a
+        step costs one round trip); the per-worker results (``dim``-vectors) are added on the
+        client. On a local scheduler the blocks are summed here, in block order.
         """
         blocks = self._persisted()
         if self._client is None:
             return _sum_parts([func(blocks[k], arg, **shared) for k, arg in zip(selected, per_block)])
-        futures = self._client.map(func, [blocks[k] for k in selected], per_block, pure=False, **shared)
+        args = dict(zip(selected, per_block))
+        futures = []
+        for addr, ks in self._groups.items():
+            ks = [k for k in ks if k in args]
+            if ks:
+                futures.append(self._client.submit(_blocks_sum, func, [blocks[k] for k in ks], [args[k] for k in ks],
+                                                   shared, workers=None if addr is None else [addr],
+                                                   allow_other_workers=True, pure=False))
         return _sum_parts(self._client.gather(futures))
 
     def gradient_sum(self, loss, theta, clip_norm=None):

@@ -245,8 +245,9 @@ def test_sampled_sum_is_the_sum_over_the_sampled_rows(client, data):
     expected = LogisticLoss().clipped_gradient_sum(Xt[idx], np.sign(y)[idx], theta, np.linalg.norm(Xt[idx], axis=1),
                                                    0.3)
     assert _max_rel(expected, got) <= 1e-12
-    wrong = LogisticLoss().clipped_gradient_sum(Xt[idx + 1], np.sign(y)[idx + 1], theta,
-                                                np.linalg.norm(Xt[idx + 1], axis=1), 0.3)
+    shifted = idx - 1  # (index -1 is the last row)
+    wrong = LogisticLoss().clipped_gradient_sum(Xt[shifted], np.sign(y)[shifted], theta,
+                                                np.linalg.norm(Xt[shifted], axis=1), 0.3)
     assert _max_rel(wrong, got) > 1e-3  # an off-by-one in the block offsets would be caught
     np.testing.assert_array_equal(design.sampled_gradient_sum(problem.loss, theta, 0.3, np.zeros(0, dtype=int)),
                                   np.zeros(P + 1))
