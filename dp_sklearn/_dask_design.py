@@ -35,10 +35,14 @@ the in-memory mechanisms cover it. The cluster and the client are inside the tru
 boundary, like the process holding an in-memory X: the partial sums are not releases.
 The chunking of the array reveals n (public) and nothing else.
 
-Persistence: a mechanism that makes several passes (a per-step gradient) persists the
-normalized blocks on the cluster at its first step (one copy of X with its intercept
-column, spread over the workers); the Gram path makes a single pass and persists
-nothing. Dask is imported only when a dask collection is passed.
+Persistence: a mechanism that makes several passes (a per-step gradient, full or
+sampled) persists the normalized blocks on the cluster at its first step (one copy of X
+with its intercept column, spread over the workers); the Gram path makes a single pass
+and persists nothing. On a distributed client a step is one task per worker, over the
+blocks that worker holds, so its cost is one round trip plus the worker's share of the
+pass (``benchmarks/results/dask_scale.md`` measures it against the in-memory fit); on a
+local scheduler the blocks live in this process. Dask is imported only when a dask
+collection is passed.
 """
 
 from __future__ import annotations
@@ -92,6 +96,13 @@ def _gram_block(Xb, yb, x_args, y_bounds):
     Xt, yt, _ = _prepare_block(Xb, yb, x_args, y_bounds)
     G = np.asarray((Xt.T @ Xt).toarray() if sp.issparse(Xt) else Xt.T @ Xt, dtype=np.float64)
     return G, np.asarray(Xt.T @ yt, dtype=np.float64).ravel()
+
+
+def _gram_of_prepared(block, _):
+    """``[vec(X_b^T X_b), X_b^T y_b]`` of one persisted (normalized) block."""
+    Xt, yt, _ = block
+    G = np.asarray((Xt.T @ Xt).toarray() if sp.issparse(Xt) else Xt.T @ Xt, dtype=np.float64)
+    return np.concatenate([G.ravel(), np.asarray(Xt.T @ yt, dtype=np.float64).ravel()])
 
 
 def _gradient_block(block, clip_norm, *, loss, theta):
@@ -191,6 +202,8 @@ class DaskDesign:
         self._blocks = None
         self._client = None
         self._groups = {}
+        #: whether the Gram matrix is formed from the persisted blocks (set by :func:`dask_problem`)
+        self.keep_blocks = False
 
     @property
     def T(self):
@@ -202,7 +215,15 @@ class DaskDesign:
         return list(zip(x_blocks, self.targets.blocks()))
 
     def gram_xty(self):
-        """``(X^T X, X^T y)`` of the normalized problem, summed over blocks on the cluster (cached)."""
+        """``(X^T X, X^T y)`` of the normalized problem, summed over blocks on the cluster (cached).
+
+        From the persisted blocks when the plan also makes per-step passes (``keep_blocks``:
+        they are normalized once for both), else in one pass that persists nothing.
+        """
+        if self._gram is None and self.keep_blocks:
+            k, d = len(self._persisted()), self.shape[1]
+            flat = self._block_sum(_gram_of_prepared, range(k), [None] * k)
+            self._gram = (flat[:d * d].reshape(d, d), flat[d * d:])
         if self._gram is None:
             import dask
 
@@ -347,13 +368,15 @@ def normalize_y_dask(y, bounds_y):
     return DaskTargets(y, tuple(float(v) for v in bounds_y)), mid, half
 
 
-def dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg):
+def dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg, passes=1):
     """The :class:`dp_sklearn._data.Problem` of a dask fit (design and targets on the cluster).
 
     ``y_t`` is a :class:`DaskTargets` (or a dask array of encoded labels); ``row_norms``
     is ``None`` (each block carries its own) and the loss is wrapped so that its sums
-    run blockwise.
+    run blockwise. ``passes``: the plan's public number of passes (``info["passes"]``);
+    above 1 a Gram matrix is formed from the persisted blocks the steps use.
     """
     targets = y_t if isinstance(y_t, DaskTargets) else DaskTargets(y_t)
     Xt.targets = targets
+    Xt.keep_blocks = passes > 1
     return Problem(Xt, targets, _BlockwiseLoss(loss), x_norm, x_inf, None, l2_reg)

@@ -298,7 +298,8 @@ class _DPLinearBase(BaseEstimator):
             else:
                 self.__dict__.pop("clipped_fraction_", None)
             if distributed:  # the design and targets stay on the cluster
-                problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg)
+                passes = plan.info.get("passes", 1) if plan is not None else 1  # public: from the plan
+                problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg, passes)
             else:
                 problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
             if report is not None:
