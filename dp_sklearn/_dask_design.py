@@ -92,8 +92,9 @@ def _prepare_block(Xb, yb, x_args, y_bounds):
 
 
 def _gram_block(Xb, yb, x_args, y_bounds):
-    """(X_b^T X_b, X_b^T y_b) of one block, normalized on the worker."""
-    Xt, yt, _ = _prepare_block(Xb, yb, x_args, y_bounds)
+    """(X_b^T X_b, X_b^T y_b) of one block, normalized on the worker (no row norms: not needed)."""
+    Xt, _, _ = normalize_X(Xb, *x_args)
+    yt = np.asarray(yb, dtype=np.float64) if y_bounds is None else normalize_y(yb, y_bounds)[0]
     G = np.asarray((Xt.T @ Xt).toarray() if sp.issparse(Xt) else Xt.T @ Xt, dtype=np.float64)
     return G, np.asarray(Xt.T @ yt, dtype=np.float64).ravel()
 

@@ -293,3 +293,19 @@ def test_predict_dataframe_checks_feature_names(client, data):
     renamed = frame.rename(columns={"f0": "other"})
     with pytest.raises(ValueError, match="feature names"):
         reg.predict(dd.from_pandas(renamed, npartitions=4))
+
+
+def test_finiteness_check_is_exact_when_the_sum_overflows():
+    """The fast finite-sum test falls back to the entrywise test: huge finite entries pass, inf and NaN fail."""
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(400, 3)), rng.normal(size=400)
+    X[:5, 0] = 1e308  # finite entries whose block sum overflows
+    with dask.config.set(scheduler="synchronous"):
+        est = DPRidge(bounds_y=(-4, 4), data_norm=2.0, random_state=0).fit(da.from_array(X, chunks=100),
+                                                                           da.from_array(y, chunks=100))
+        assert np.all(np.isfinite(est.coef_))
+        for bad in (np.inf, np.nan):
+            Xb = X.copy()
+            Xb[250, 1] = bad
+            with pytest.raises(ValueError, match="NaN or infinity"):
+                DPRidge(bounds_y=(-4, 4)).fit(da.from_array(Xb, chunks=100), da.from_array(y, chunks=100))

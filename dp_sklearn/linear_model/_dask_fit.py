@@ -112,13 +112,26 @@ def validate_dask(est, X, y):
     if est._y_validation.get("y_numeric") and y.dtype.kind not in "biuf":
         raise ValueError(f"y must be numeric for a regressor, got dtype {y.dtype}.")
     y = y.rechunk({0: X.chunks[0]})
-    checks = [da.isfinite(X).all()] + ([da.isfinite(y).all()] if y.dtype.kind in "biuf" else [])
+    checks = [da.map_blocks(_all_finite, a, drop_axis=tuple(range(1, a.ndim)), dtype=bool).all()
+              for a in ([X, y] if y.dtype.kind in "biuf" else [X])]
     if not all(dask.compute(*checks)):
         raise ValueError("Input X or y contains NaN or infinity; clean or impute it first.")
     # a dask DataFrame's names are those of its (empty, pandas) meta frame
     _check_feature_names(est, getattr(X_in, "_meta", X_in) if hasattr(X_in, "columns") else X_in, reset=True)
     est.n_features_in_ = X.shape[1]
     return X, y
+
+
+def _all_finite(block):
+    """One flag per row block (shape (rows,), all equal): whether every entry of the block is finite.
+
+    A finite sum proves every entry finite (a NaN or infinity makes the sum non-finite); a
+    non-finite sum (which finite entries can also give, by overflow) falls back to the
+    entrywise test. One pass without a block-sized temporary in the common case.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = bool(np.isfinite(np.sum(block))) or bool(np.isfinite(block).all())
+    return np.full(block.shape[0], ok)
 
 
 def encode_dask_labels(est, y):
