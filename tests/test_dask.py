@@ -133,7 +133,7 @@ def test_blockwise_clipping_and_no_worker_holds_the_design(client, data):
         g = problem.loss.clipped_gradient_sum(problem.X, problem.y, theta, None, 0.3)
     assert caught == []
     Xt, _, _ = normalize_X(X, 2.0, 2, True)
-    blocks = client.compute(list(design._persisted()), sync=True)
+    blocks = client.gather(list(design._persisted()))
     np.testing.assert_array_equal(np.vstack([b[0] for b in blocks]), Xt)  # the rows beyond 2.0 clipped identically
     expected = LogisticLoss().clipped_gradient_sum(Xt, np.sign(y), theta, np.linalg.norm(Xt, axis=1), 0.3)
     assert g.shape == (P + 1,) and _max_rel(expected, g) <= 1e-12
@@ -145,7 +145,6 @@ def test_blockwise_clipping_and_no_worker_holds_the_design(client, data):
 @pytest.mark.parametrize("params, match", [
     ({"solver": "output_perturbation"}, r"solver='output_perturbation' cannot run on dask input.*'noisy_gd'"),
     ({"solver": "objective_perturbation"}, "objective_perturbation' cannot run on dask"),
-    ({"batch_size": 100}, "batch_size=100"),
     ({"epsilon": np.inf}, "epsilon=inf"),
 ])
 def test_clear_errors_before_any_reservation(client, data, params, match):
@@ -173,19 +172,85 @@ def test_library_imports_without_dask():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_large_n_default_runs_full_batches_on_dask():
-    # In memory, noisy_gd samples Poisson batches from n = 40,000 on; the distributed
-    # engine runs full batches only, so a dask fit plans batch_size="full" (a public choice).
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(40_000, 3))
-    y = X @ np.array([1.0, -1.0, 0.5]) + rng.normal(size=40_000)
-    kw = dict(bounds_y=(-6.0, 6.0), max_iter=3, clip_norm=0.1, random_state=0, solver="noisy_gd")
-    with dask.config.set(scheduler="synchronous"):
-        m = DPRidge(**kw).fit(da.from_array(X, chunks=10_000), da.from_array(y, chunks=10_000))
-    ref = DPRidge(batch_size="full", **kw).fit(X, y)
-    assert "PoissonSampled" not in repr(m.dp_event_) and m.dp_event_ == ref.dp_event_
-    assert _max_rel(m.coef_, ref.coef_) < RTOL
-    assert "PoissonSampled" in repr(DPRidge(**kw).fit(X, y).dp_event_)
+#: defaults (and public settings that keep them cheap) whose plan is the same with and without dask
+DEFAULT_CASES = {
+    # n = 5,000 x 5 in 4 chunks: full batches (DPRidge's "auto" takes noisy_newton here)
+    "ridge_default": (5_000, DPRidge, {"bounds_y": (-6, 6)}, "y"),
+    "lasso_default": (5_000, DPLasso, {"bounds_y": (-6, 6)}, "y"),
+    "logistic_default": (5_000, DPLogisticRegression, {"max_iter": 100}, "binary"),
+    # n = 50,000: the default (batch_size=None) plan of noisy_gd is Poisson-sampled (a public
+    # max_iter keeps T short); and a user batch_size (Poisson-sampled) on two mechanisms
+    "logistic_default_sampled": (50_000, DPLogisticRegression, {"max_iter": 30}, "binary"),
+    "ridge_noisy_gd_sampled": (50_000, DPRidge, {"solver": "noisy_gd", "max_iter": 30, "bounds_y": (-6, 6)}, "y"),
+    "lasso_mirror_descent_batch_size": (5_000, DPLasso, {"solver": "mirror_descent", "max_iter": 30,
+                                                          "batch_size": 500, "bounds_y": (-6, 6)}, "y"),
+    "logistic_batch_size": (5_000, DPLogisticRegression, {"max_iter": 30, "batch_size": 500}, "binary"),
+    "multinomial_default_sampled": (50_000, DPLogisticRegression, {"max_iter": 20}, "labels"),
+}
+
+
+def _default_data(n):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(n, 5))
+    y = X @ np.array([1.0, -1.0, 0.5, 0.0, 2.0]) + rng.normal(size=n)
+    return X, {"y": y, "binary": (y > 0).astype(int), "labels": np.digitize(y, [-1.0, 1.0])}
+
+
+def _check_same_fit(case, scheduler):
+    """Same seed, same coefficients with and without dask: the same solver, T, noise and sampling plan.
+
+    The Poisson-sampled cases fail on an engine that plans full batches for dask input
+    (another event, other coefficients); the sampled indices are drawn on the client from
+    the fit's Generator in the in-memory order, so the coefficients agree to rounding.
+    """
+    n, Est, params, target = DEFAULT_CASES[case]
+    X, targets = _default_data(n)
+    t = targets[target]
+    chunks = n // 4  # 4 blocks of rows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # delta vs 1/n
+        mem = Est(random_state=7, **params).fit(X, t)
+        with dask.config.set(scheduler=scheduler):
+            dist = Est(random_state=7, **params).fit(da.from_array(X, chunks=chunks), da.from_array(t, chunks=chunks))
+        other = Est(random_state=8, **params).fit(X, t)
+    sampled = n == 50_000 or "batch_size" in params
+    assert ("PoissonSampled" in repr(mem.dp_event_)) == sampled  # the plan this case is meant to cover
+    assert dist.solver_ == mem.solver_ and dist.n_iter_ == mem.n_iter_ and dist.dp_event_ == mem.dp_event_
+    assert _max_rel(mem.coef_, dist.coef_) <= 1e-10
+    assert np.allclose(dist.intercept_, mem.intercept_, rtol=1e-10, atol=1e-10 * np.max(np.abs(mem.coef_)))
+    assert _max_rel(mem.coef_, other.coef_) > 1e-3  # the seed matters: the comparison can fail
+
+
+@pytest.mark.parametrize("case", sorted(DEFAULT_CASES))
+def test_default_plan_is_the_in_memory_plan(case):
+    """On the synchronous scheduler (the fast tier): the blocks are computed in this process."""
+    _check_same_fit(case, "synchronous")
+
+
+@pytest.mark.parametrize("case", sorted(DEFAULT_CASES))
+def test_default_plan_is_the_in_memory_plan_on_a_cluster(client, case):
+    """On a LocalCluster of 2 worker processes: each step's sums run on the workers holding the blocks."""
+    _check_same_fit(case, client)
+
+
+def test_sampled_sum_is_the_sum_over_the_sampled_rows(client, data):
+    """The blockwise sum over a Poisson sample equals the in-memory sum over the same global rows."""
+    X, y, _ = data
+    design, x_norm, x_inf = normalize_dask(_dask(X), 2.0, 2, True)
+    problem = dask_problem(design, _dask(np.sign(y)), LogisticLoss(), x_norm, x_inf, 0.0)
+    theta = np.linspace(-1.0, 1.0, P + 1)
+    Xt, _, _ = normalize_X(X, 2.0, 2, True)
+    idx = np.array([0, 5, CHUNK - 1, CHUNK, 3 * CHUNK + 7, N - 1])  # block edges included; most blocks empty
+    got = design.sampled_gradient_sum(problem.loss, theta, 0.3, idx)
+    expected = LogisticLoss().clipped_gradient_sum(Xt[idx], np.sign(y)[idx], theta, np.linalg.norm(Xt[idx], axis=1),
+                                                   0.3)
+    assert _max_rel(expected, got) <= 1e-12
+    shifted = idx - 1  # (index -1 is the last row)
+    wrong = LogisticLoss().clipped_gradient_sum(Xt[shifted], np.sign(y)[shifted], theta,
+                                                np.linalg.norm(Xt[shifted], axis=1), 0.3)
+    assert _max_rel(wrong, got) > 1e-3  # an off-by-one in the block offsets would be caught
+    np.testing.assert_array_equal(design.sampled_gradient_sum(problem.loss, theta, 0.3, np.zeros(0, dtype=int)),
+                                  np.zeros(P + 1))
 
 
 def test_predict_is_lazy_and_blockwise(client, data, monkeypatch):
@@ -228,3 +293,19 @@ def test_predict_dataframe_checks_feature_names(client, data):
     renamed = frame.rename(columns={"f0": "other"})
     with pytest.raises(ValueError, match="feature names"):
         reg.predict(dd.from_pandas(renamed, npartitions=4))
+
+
+def test_finiteness_check_is_exact_when_the_sum_overflows():
+    """The fast finite-sum test falls back to the entrywise test: huge finite entries pass, inf and NaN fail."""
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(400, 3)), rng.normal(size=400)
+    X[:5, 0] = 1e308  # finite entries whose block sum overflows
+    with dask.config.set(scheduler="synchronous"):
+        est = DPRidge(bounds_y=(-4, 4), data_norm=2.0, random_state=0).fit(da.from_array(X, chunks=100),
+                                                                           da.from_array(y, chunks=100))
+        assert np.all(np.isfinite(est.coef_))
+        for bad in (np.inf, np.nan):
+            Xb = X.copy()
+            Xb[250, 1] = bad
+            with pytest.raises(ValueError, match="NaN or infinity"):
+                DPRidge(bounds_y=(-4, 4)).fit(da.from_array(Xb, chunks=100), da.from_array(y, chunks=100))

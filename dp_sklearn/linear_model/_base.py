@@ -356,7 +356,7 @@ class _DPLinearBase(BaseEstimator):
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
             constraint = bounded_domain(constraint, loss, x_norm, radius=self._ball_radius())
         public = PublicProblem(n, (p + bool(self.fit_intercept)) * loss.n_outputs, x_norm, 1.0, loss, l2_reg)
-        plan, kwargs, events = self._plan(spec, public, constraint, full_batch=distributed)
+        plan, kwargs, events = self._plan(spec, public, constraint)  # the same plan for dask input
         event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
         with private_fit(self, event, ledgers=[self.ledger], epsilon=self.epsilon, delta=self.delta) as release:
             rng = release.rng(self.random_state)  # the one Generator of this fit
@@ -375,7 +375,8 @@ class _DPLinearBase(BaseEstimator):
             else:
                 self.__dict__.pop("clipped_fraction_", None)
             if distributed:  # the design and targets stay on the cluster
-                problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg)
+                passes = plan.info.get("passes", 1) if plan is not None else 1  # public: from the plan
+                problem = dask_problem(Xt, y_t, loss, x_norm, x_inf, l2_reg, passes)
             else:
                 problem = Problem(Xt, y_t, loss, x_norm, x_inf, _row_norms(Xt), l2_reg)
             if report is not None:
@@ -400,16 +401,13 @@ class _DPLinearBase(BaseEstimator):
     def _solver_epsilon(self):
         return self._model_epsilon()
 
-    def _plan(self, spec, public, constraint, full_batch=False):
+    def _plan(self, spec, public, constraint):
         """The solver's keyword arguments, its plan (None at epsilon = inf) and the fit's events.
 
-        ``full_batch`` (dask input, a public fact) sets ``batch_size="full"`` where the user left
-        it ``None``: the distributed engine runs full-batch steps only, so the sampled
-        large-n default of ``noisy_gd`` is replaced by full batches.
+        The same for in-memory and dask input (the distributed engine runs the plan's
+        full-batch or Poisson-sampled steps blockwise), so a seed gives the same fit on both.
         """
         kwargs = {p: getattr(self, p) for p in spec.params if p in self._parameter_constraints}
-        if full_batch and "batch_size" in spec.params and kwargs.get("batch_size") is None:
-            kwargs["batch_size"] = "full"
         if "l2_reg" in spec.params:
             kwargs["l2_reg"] = public.l2_reg
         if self.epsilon == np.inf:

@@ -2,7 +2,8 @@
 
 * :func:`validate_dask` -- shapes, dtypes, finiteness (one pass, before any budget is
   reserved), row chunks aligned between X and y, and the solvers that can run
-  blockwise (:data:`DASK_SOLVERS`: every full-batch gradient or Gram mechanism);
+  blockwise (:data:`DASK_SOLVERS`: every gradient mechanism, full-batch or
+  Poisson-sampled, and every Gram mechanism);
 * :func:`encode_dask_labels` -- the classifiers' label encoding, lazily per block (only
   the distinct labels reach the client);
 * :func:`auto_inputs` -- the inputs of the ``"auto"`` bounds. The private quantiles of
@@ -24,7 +25,7 @@ from ..solvers import get_solver
 
 __all__ = ["DASK_SOLVERS", "check_dask_solver", "validate_dask", "encode_dask_labels", "auto_inputs"]
 
-#: solvers whose data access is full-batch gradient sums or the Gram matrix (blockwise)
+#: solvers whose data access is clipped gradient sums (full or Poisson-sampled) or the Gram matrix (blockwise)
 DASK_SOLVERS = ("frank_wolfe", "frank_wolfe_gaussian", "ight", "mirror_descent", "noisy_gd", "noisy_newton", "ssp")
 #: feasible sets whose solvers run their own (noiseless) iteration at epsilon = inf (as
 #: ``_base._RUNS_AT_INF``); the other solvers call an exact in-memory minimizer there
@@ -46,9 +47,13 @@ def _as_dask_array(obj, name, row_chunks=None):
     return obj
 
 
-def check_dask_solver(est):
-    """Raise a ValueError naming the solver unless it (and its settings) can run blockwise."""
-    solver = est._resolved_solver()
+def check_dask_solver(est, n_samples=None):
+    """Raise a ValueError naming the solver unless it (and its settings) can run blockwise.
+
+    Full-batch and Poisson-sampled steps (``batch_size``, or the sampled large-n default)
+    both run blockwise, on the in-memory fit's own plan.
+    """
+    solver = est._resolved_solver(n_samples)
     allowed = est._allowed_solvers()
     if solver not in allowed:
         return  # the template raises its own error for a solver the estimator does not serve
@@ -57,9 +62,6 @@ def check_dask_solver(est):
         raise ValueError(f"solver={solver!r} cannot run on dask input (it needs the whole data in memory: an exact "
                          f"minimizer, output/objective perturbation or sampling); solvers of {est._describe()} that "
                          f"accept dask input: {capable}.")
-    if est.batch_size is not None and not isinstance(est.batch_size, str):  # None and "full": full batches
-        raise ValueError(f"batch_size={est.batch_size!r} (Poisson-sampled mini-batches) is not supported for dask "
-                         "input: use batch_size=None (full batches, computed blockwise on the cluster).")
     if est.epsilon == np.inf and not set(get_solver(solver).constraints) & set(_RUN_AT_INF):
         raise ValueError(f"epsilon=inf (the exact non-private minimizer) is not supported for dask input with "
                          f"solver={solver!r}; use a finite epsilon.")
@@ -90,11 +92,11 @@ def validate_dask(est, X, y):
 
     if y is None:
         raise ValueError(f"{type(est).__name__} requires y to be passed, but the target y is None.")
-    check_dask_solver(est)
     X_in = X
     X = _as_dask_array(X, "X")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D, got an array of shape {X.shape}.")
+    check_dask_solver(est, X.shape[0])
     if X.dtype.kind not in "biuf":
         raise ValueError(f"X must be numeric, got dtype {X.dtype}.")
     X = X.rechunk({1: -1})
@@ -110,13 +112,26 @@ def validate_dask(est, X, y):
     if est._y_validation.get("y_numeric") and y.dtype.kind not in "biuf":
         raise ValueError(f"y must be numeric for a regressor, got dtype {y.dtype}.")
     y = y.rechunk({0: X.chunks[0]})
-    checks = [da.isfinite(X).all()] + ([da.isfinite(y).all()] if y.dtype.kind in "biuf" else [])
+    checks = [da.map_blocks(_all_finite, a, drop_axis=tuple(range(1, a.ndim)), dtype=bool).all()
+              for a in ([X, y] if y.dtype.kind in "biuf" else [X])]
     if not all(dask.compute(*checks)):
         raise ValueError("Input X or y contains NaN or infinity; clean or impute it first.")
     # a dask DataFrame's names are those of its (empty, pandas) meta frame
     _check_feature_names(est, getattr(X_in, "_meta", X_in) if hasattr(X_in, "columns") else X_in, reset=True)
     est.n_features_in_ = X.shape[1]
     return X, y
+
+
+def _all_finite(block):
+    """One flag per row block (shape (rows,), all equal): whether every entry of the block is finite.
+
+    A finite sum proves every entry finite (a NaN or infinity makes the sum non-finite); a
+    non-finite sum (which finite entries can also give, by overflow) falls back to the
+    entrywise test. One pass without a block-sized temporary in the common case.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = bool(np.isfinite(np.sum(block))) or bool(np.isfinite(block).all())
+    return np.full(block.shape[0], ok)
 
 
 def encode_dask_labels(est, y):

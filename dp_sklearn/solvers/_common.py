@@ -256,9 +256,14 @@ def _sampled_clipped_sum(problem, theta, clip_norm, idx, block_entries=2**18):
     """The clipped gradient sum over the rows ``idx``, gathered in chunks of about ``block_entries`` entries.
 
     The sum is additive over chunks, so this is the same quantity as one gather of all
-    the sampled rows, with memory bounded by a chunk instead of q X.
+    the sampled rows, with memory bounded by a chunk instead of q X. A design kept on a
+    dask cluster (:class:`dp_sklearn._dask_design.DaskDesign`) sums the same rows
+    blockwise on its workers (its ``sampled_gradient_sum``): the indices are drawn here,
+    on the client, from the fit's Generator, so both paths consume it identically.
     """
     X = problem.X
+    if hasattr(X, "sampled_gradient_sum"):
+        return X.sampled_gradient_sum(problem.loss, theta, clip_norm, idx)
     per_row = X.nnz / max(X.shape[0], 1) if hasattr(X, "nnz") else X.shape[1]
     step = max(1, int(block_entries // max(per_row, 1)))
     g = np.zeros(theta.size)
