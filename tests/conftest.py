@@ -8,6 +8,16 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
 
+@pytest.fixture
+def _no_clipping_warnings():
+    """Silences dp_sklearn's ClippingWarning (shared by the estimator test files)."""
+    from dp_sklearn import ClippingWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ClippingWarning)
+        yield
+
+
 def _split(X, y):
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
     sc = StandardScaler().fit(Xtr)

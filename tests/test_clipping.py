@@ -33,6 +33,7 @@ from dp_sklearn._clipping import CLIPPING_SHARE, clipping_event, private_clipped
 from dp_sklearn._data import count_clipped_rows
 from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.composition import compose_epsilon
+from estimator_data import small_data as _data
 
 N = 300
 
@@ -197,16 +198,6 @@ def test_audit_with_negative_control(make, labels, monkeypatch):
 
 # ------------------------------------------------------------------------------
 # Behaviour of the estimators: errors, scikit-learn integration, reproducibility, utility.
-
-
-def _data(est_cls, n=60, p=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    if est_cls is DPLogisticRegression:
-        y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
-    else:
-        y = X @ np.array([0.5, -0.3, 0.0, 0.2])[:p] + 0.1 * rng.normal(size=n)
-    return X, y
 
 
 def test_clipping_is_neither_reported_nor_stored():

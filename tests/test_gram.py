@@ -2,19 +2,17 @@
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from dp_sklearn import _gram
-from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._gram import GramGradient, gram_applies
-from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from dp_sklearn._losses import LogisticLoss, SquaredLoss
 from dp_sklearn._sets import L0Set, L1Ball, L2Ball, Unconstrained, bounded_domain
-from dp_sklearn.solvers._base import PublicProblem
 from dp_sklearn.solvers._common import clipped_sum_source
 from dp_sklearn.solvers._frank_wolfe import plan_frank_wolfe, run_frank_wolfe
 from dp_sklearn.solvers._frank_wolfe_gaussian import plan_frank_wolfe_gaussian, run_frank_wolfe_gaussian
 from dp_sklearn.solvers._mirror_descent import plan_mirror_descent, run_mirror_descent
 from dp_sklearn.solvers._noisy_gd import plan_noisy_gd, run_noisy_gd
+from solver_helpers import random_problem as _problem, public_of as _public
 
 
 # ------------------------------------------------------------------------------
@@ -27,27 +25,6 @@ from dp_sklearn.solvers._noisy_gd import plan_noisy_gd, run_noisy_gd
 
 
 EPS, DELTA = 1.0, 1e-5
-
-
-def _problem(loss=None, n=400, p=6, sparse=False, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p))
-    if sparse:
-        X = sp.csr_matrix(X * (rng.random((n, p)) < 0.4))
-    Xt, x_norm, x_inf = normalize_X(X, 1.5, 2, True)  # many rows clipped to the bound
-    loss = loss or SquaredLoss()
-    if isinstance(loss, MultinomialLoss):
-        y = np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
-    elif isinstance(loss, LogisticLoss):
-        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
-    else:
-        y = np.clip(rng.standard_normal(n), -1, 1)  # targets at the bounds +-1 included
-    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xt, axis=1)
-    return Problem(Xt, y, loss, x_norm, x_inf, rn, 0.01)
-
-
-def _public(problem):
-    return PublicProblem(problem.n, problem.dim, problem.x_norm, problem.x_inf, problem.loss, problem.l2_reg)
 
 
 def _fit(run, plan, prob, monkeypatch=None, gram=True):

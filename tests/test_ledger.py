@@ -539,13 +539,6 @@ def test_budget_error_stops_cross_val_score(diabetes, tmp_path):
 # Validation first, then the ledger reservation (issue 8 items 0e, 2, 4, 7, 9, 10, 11; issue 9.1).
 
 
-@pytest.fixture
-def _no_clipping_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        yield
-
-
 @pytest.mark.usefixtures("_no_clipping_warnings")
 def test_two_default_ridge_fits_fit_a_ledger_of_ten(diabetes_full, tmp_path):
     """Issue 8 item 4: the ledger sees the exact planned event, not a generic (epsilon, delta) projection."""

@@ -37,6 +37,7 @@ from dp_sklearn import (
 )
 from dp_sklearn.solvers import SOLVERS
 from weight_checks import sample_weight_failures
+from estimator_data import small_data as _data
 
 #: estimator configurations (the l0 models with a sparsity the checks' tiny data allow)
 PROTOTYPES = [
@@ -175,16 +176,6 @@ def test_docstrings_are_literal_and_examples_run(name):
 ALL = [DPRidge, DPLasso, DPLogisticRegression]
 
 
-def _data(est_cls, n=60, p=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    if est_cls is DPLogisticRegression:
-        y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
-    else:
-        y = X @ np.array([0.5, -0.3, 0.0, 0.2])[:p] + 0.1 * rng.normal(size=n)
-    return X, y
-
-
 def _kw(est_cls):
     return {} if est_cls is DPLogisticRegression else {"bounds_y": (-3, 3)}
 
@@ -295,13 +286,6 @@ def test_pipeline_gridsearch_cross_val(cancer):
 
 
 ESTIMATOR_CLASSES = [DPRidge, DPLasso, DPLogisticRegression, DPSparseLinearRegression, DPSparseLogisticRegression]
-
-
-@pytest.fixture
-def _no_clipping_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        yield
 
 
 @pytest.mark.usefixtures("_no_clipping_warnings")

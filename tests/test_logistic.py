@@ -11,20 +11,11 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
 from dp_sklearn import DPLogisticRegression, DPRidge
+from estimator_data import small_data as _data
 
 
 # ------------------------------------------------------------------------------
 # Behaviour of the estimators: errors, scikit-learn integration, reproducibility, utility.
-
-
-def _data(est_cls, n=60, p=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    if est_cls is DPLogisticRegression:
-        y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
-    else:
-        y = X @ np.array([0.5, -0.3, 0.0, 0.2])[:p] + 0.1 * rng.normal(size=n)
-    return X, y
 
 
 def test_one_class_and_unknown_labels():

@@ -1,26 +1,15 @@
 """The regressors' shared behaviour (dp_sklearn/linear_model/_regressor.py): bounds_y, targets, predictions within bounds."""
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
-from dp_sklearn import ClippingWarning, DPLogisticRegression, DPRidge
+from dp_sklearn import DPRidge
+from estimator_data import small_data as _data
 
 
 # ------------------------------------------------------------------------------
 # Behaviour of the estimators: errors, scikit-learn integration, reproducibility, utility.
-
-
-def _data(est_cls, n=60, p=4, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, p))
-    if est_cls is DPLogisticRegression:
-        y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
-    else:
-        y = X @ np.array([0.5, -0.3, 0.0, 0.2])[:p] + 0.1 * rng.normal(size=n)
-    return X, y
 
 
 @pytest.mark.parametrize("bounds", [(1, 1), (2, 1), (0, np.inf), "ab", (1, 2, 3)])
@@ -48,13 +37,6 @@ def test_regression_predictions_stay_within_public_bounds(diabetes):
 
 # ------------------------------------------------------------------------------
 # Validation first, then the ledger reservation (issue 8 items 0e, 2, 4, 7, 9, 10, 11; issue 9.1).
-
-
-@pytest.fixture
-def _no_clipping_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        yield
 
 
 @pytest.mark.usefixtures("_no_clipping_warnings")

@@ -19,7 +19,6 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 
 from dp_sklearn import (
     BudgetExceededError,
-    ClippingWarning,
     DPGridSearchCV,
     DPLasso,
     DPLogisticRegression,
@@ -335,13 +334,6 @@ def test_a_parallel_column_transformer_is_accounted(tmp_path):
 
 # ------------------------------------------------------------------------------
 # Validation first, then the ledger reservation (issue 8 items 0e, 2, 4, 7, 9, 10, 11; issue 9.1).
-
-
-@pytest.fixture
-def _no_clipping_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        yield
 
 
 def _ledger(tmp_path, name="led.jsonl", cap=2.5):

@@ -12,7 +12,7 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import MinMaxScaler
 
-from dp_sklearn import ClippingWarning, DPLasso, DPRidge
+from dp_sklearn import DPLasso, DPRidge
 
 
 # ------------------------------------------------------------------------------
@@ -71,13 +71,6 @@ def test_predictions_shrink_not_diverge_at_tiny_epsilon(diabetes):
 
 # ------------------------------------------------------------------------------
 # Validation first, then the ledger reservation (issue 8 items 0e, 2, 4, 7, 9, 10, 11; issue 9.1).
-
-
-@pytest.fixture
-def _no_clipping_warnings():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ClippingWarning)
-        yield
 
 
 @pytest.mark.usefixtures("_no_clipping_warnings")

@@ -9,7 +9,7 @@ from scipy.stats import norm
 from sklearn import config_context
 
 from dp_sklearn._data import Problem, normalize_X
-from dp_sklearn._losses import SquaredLoss
+from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from dp_sklearn.audit import audit_epsilon, glm_worst_case_pair
 
 EPS, DELTA = 1.0, 1e-5
@@ -23,6 +23,32 @@ def make_problem(X, y, loss=None, data_norm=1.0, ord_=2, fit_intercept=False):
     rn = (np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sp.issparse(Xt)
           else np.linalg.norm(Xt, axis=1))
     return Problem(Xt, y, loss or SquaredLoss(), x_norm, x_inf, rn, 0.0)
+
+def random_problem(loss=None, n=400, p=6, sparse=False, seed=0):
+    """Gaussian rows normalized to the row bound 1.5 with an intercept (many rows clipped),
+    targets for ``loss`` (squared: clipped normals, at the bounds +-1 included; logistic:
+    +-1; multinomial: one-hot), dense or sparse; l2 term 0.01."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, p))
+    if sparse:
+        X = sp.csr_matrix(X * (rng.random((n, p)) < 0.4))
+    Xt, x_norm, x_inf = normalize_X(X, 1.5, 2, True)
+    loss = loss or SquaredLoss()
+    if isinstance(loss, MultinomialLoss):
+        y = np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
+    elif isinstance(loss, LogisticLoss):
+        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    else:
+        y = np.clip(rng.standard_normal(n), -1, 1)
+    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xt, axis=1)
+    return Problem(Xt, y, loss, x_norm, x_inf, rn, 0.01)
+
+
+def public_of(problem):
+    """The public part of a Problem (what a plan may read)."""
+    from dp_sklearn.solvers._base import PublicProblem
+
+    return PublicProblem(problem.n, problem.dim, problem.x_norm, problem.x_inf, problem.loss, problem.l2_reg)
 
 
 def glm_problem(loss, n=200, p=5, seed=0):

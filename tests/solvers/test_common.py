@@ -19,7 +19,7 @@ from dp_accounting import dp_event
 from dp_sklearn import ClippingWarning, DPLasso, DPLogisticRegression, DPRidge, DPSparseLinearRegression, DPSparseLogisticRegression
 from dp_sklearn._accounting import composed_gaussian_noise_multiplier
 from dp_sklearn._losses import LOSSES, LogisticLoss, MultinomialLoss, PROPERTIES, SquaredLoss
-from dp_sklearn._data import Problem, normalize_X
+from dp_sklearn._data import Problem
 from dp_sklearn._sets import L1Ball, L2Ball, Unconstrained
 from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn.ledger import compose_epsilon
@@ -34,6 +34,7 @@ from dp_sklearn.solvers._noisy_gd import noisy_gd
 
 from solver_helpers import (DELTA, EPS, GRID, check_sampled_result, replace_one_hockey_stick_delta, run_solver,
                             sampled_problem, solver_audit, solver_mechanism)
+from solver_helpers import random_problem as _problem
 
 NAMES = sorted(SOLVERS)
 HERE = pathlib.Path(__file__).parent
@@ -299,23 +300,6 @@ def test_poisson_sample_edges():
 # * the old per-step loops (reference copies below) and the new ones agree to 1e-10;
 # * the Gram path (squared loss, clip norm that can never bind) releases the same
 #   coefficients as the data path, and is never taken when clipping could bind.
-
-
-def _problem(loss=None, n=400, p=6, sparse=False, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p))
-    if sparse:
-        X = sp.csr_matrix(X * (rng.random((n, p)) < 0.4))
-    Xt, x_norm, x_inf = normalize_X(X, 1.5, 2, True)  # many rows clipped to the bound
-    loss = loss or SquaredLoss()
-    if isinstance(loss, MultinomialLoss):
-        y = np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
-    elif isinstance(loss, LogisticLoss):
-        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
-    else:
-        y = np.clip(rng.standard_normal(n), -1, 1)  # targets at the bounds +-1 included
-    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xt, axis=1)
-    return Problem(Xt, y, loss, x_norm, x_inf, rn, 0.01)
 
 
 def _old_clipped_sum(loss, X, y, theta, row_norms, C):

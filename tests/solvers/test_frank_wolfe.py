@@ -6,17 +6,14 @@ import math
 import numpy as np
 import pytest
 from dp_accounting import dp_event
-import scipy.sparse as sp
 from scipy.special import logsumexp
 
 from dp_sklearn import DPLasso, _noise
 from dp_sklearn._accounting import EpsilonDeltaDpEvent, zcdp_epsilon_upper_bound, zcdp_rho
-from dp_sklearn._data import Problem, normalize_X
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from dp_sklearn._sets import L1Ball
 from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn.solvers import get_solver
-from dp_sklearn.solvers._base import PublicProblem
 import dp_sklearn.solvers._frank_wolfe as fw_mod
 from dp_sklearn.solvers._frank_wolfe import (advanced_composition_epsilon0, frank_wolfe, gumbel_argmax,
                                              plan_frank_wolfe, run_frank_wolfe)
@@ -24,6 +21,7 @@ from dp_sklearn.solvers._mirror_descent import plan_mirror_descent, run_mirror_d
 
 
 from solver_helpers import DELTA, EPS, GRID, check_epsilon_inf_converges, estimator_audit, glm_problem, run_solver
+from solver_helpers import random_problem as _problem, public_of as _public
 
 
 def test_frank_wolfe_calibration():
@@ -102,27 +100,6 @@ def test_frank_wolfe_epsilon_inf_converges_to_the_exact_minimizer(solver, constr
 # * the old per-step loops (reference copies below) and the new ones agree to 1e-10;
 # * the Gram path (squared loss, clip norm that can never bind) releases the same
 #   coefficients as the data path, and is never taken when clipping could bind.
-
-
-def _problem(loss=None, n=400, p=6, sparse=False, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, p))
-    if sparse:
-        X = sp.csr_matrix(X * (rng.random((n, p)) < 0.4))
-    Xt, x_norm, x_inf = normalize_X(X, 1.5, 2, True)  # many rows clipped to the bound
-    loss = loss or SquaredLoss()
-    if isinstance(loss, MultinomialLoss):
-        y = np.eye(loss.n_outputs)[rng.integers(0, loss.n_outputs, n)]
-    elif isinstance(loss, LogisticLoss):
-        y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
-    else:
-        y = np.clip(rng.standard_normal(n), -1, 1)  # targets at the bounds +-1 included
-    rn = np.sqrt(np.asarray(Xt.multiply(Xt).sum(axis=1)).ravel()) if sparse else np.linalg.norm(Xt, axis=1)
-    return Problem(Xt, y, loss, x_norm, x_inf, rn, 0.01)
-
-
-def _public(problem):
-    return PublicProblem(problem.n, problem.dim, problem.x_norm, problem.x_inf, problem.loss, problem.l2_reg)
 
 
 def _old_mirror_descent(prob, plan, rng):
