@@ -92,10 +92,11 @@ def test_audit_passes_and_catches_undernoised(monkeypatch):
 
     def undernoised(epsilon, delta, T):
         z, event, eps = real(epsilon, delta, T)
-        return z / 10, event, eps
+        return z / 100, event, eps
 
     monkeypatch.setattr(ssp_mod, "gaussian_steps_plan", undernoised)
-    # 2000 samples: at 1000 the lower bound of this control ranges 0.9-1.7 over seeds (float or exact noise)
+    # 100x under-noise, as the registry audit (tests/solvers/test_common.py): at 10x the lower bound
+    # of this control ranged 0.6-1.8 over seeds at 2000 samples, too weak to fail reliably
     bad = audit_epsilon(_mechanism, D, D_prime, n_samples=2000, delta=DELTA, random_state=1)
     assert bad.epsilon_lower > EPS, bad
 
