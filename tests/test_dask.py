@@ -179,8 +179,9 @@ DEFAULT_CASES = {
     "lasso_default": (5_000, DPLasso, {"bounds_y": (-6, 6)}, "y"),
     "logistic_default": (5_000, DPLogisticRegression, {"max_iter": 100}, "binary"),
     # n = 50,000: the default (batch_size=None) plan of noisy_gd is Poisson-sampled (a public
-    # max_iter keeps T short); and a user batch_size (Poisson-sampled) on two mechanisms
-    "logistic_default_sampled": (50_000, DPLogisticRegression, {"max_iter": 30}, "binary"),
+    # max_iter keeps T short; binary logistic's "auto" takes noisy_newton, so noisy_gd is named);
+    # and a user batch_size (Poisson-sampled) on two mechanisms
+    "logistic_noisy_gd_sampled": (50_000, DPLogisticRegression, {"solver": "noisy_gd", "max_iter": 30}, "binary"),
     "ridge_noisy_gd_sampled": (50_000, DPRidge, {"solver": "noisy_gd", "max_iter": 30, "bounds_y": (-6, 6)}, "y"),
     "lasso_mirror_descent_batch_size": (5_000, DPLasso, {"solver": "mirror_descent", "max_iter": 30,
                                                           "batch_size": 500, "bounds_y": (-6, 6)}, "y"),
