@@ -26,7 +26,7 @@ __all__ = ["DPHuberRegressor", "huber_y_plan", "AUTO_THRESHOLD", "Y_SHARE", "PRE
 #: tuning half, benchmarks/tabular/README.md "Evidence for defaults")
 AUTO_THRESHOLD = 3.0
 #: smallest and largest share of the fit's epsilon spent on the location and scale of y
-#: (``huber_threshold="auto"``, :func:`huber_y_plan`)
+#: (``huber_threshold="auto"``, ``huber_y_plan``)
 Y_SHARE = (0.1, 0.5)
 #: predictions of ``huber_threshold="auto"`` are clipped to ``center_ -+ PREDICT_COVER *
 #: y_scale_`` (post-processing of the released median and scale; see ``predict``); wide enough
@@ -103,7 +103,7 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         absolute deviation of y (three exponential-mechanism medians on a log scale over
         ``BOUNDS_Y_SEARCH`` = +-1e15, the ``"mad"`` mode of
         ``dp_sklearn.linear_model._auto.private_bounds_y``, with the share of epsilon of
-        :func:`huber_y_plan`); the targets are centred on ``m`` (a release, not a bound:
+        ``huber_y_plan``); the targets are centred on ``m`` (a release, not a bound:
         nothing is clipped), ``y_scale_ = 1.4826 * MAD`` (the normal-consistent MAD) and
         ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. Predictions are clipped to
         ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``), post-processing that
@@ -212,7 +212,7 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
     -----
     UserWarning
         From ``fit`` with ``huber_threshold="auto"``, when ``epsilon * n_samples`` (public)
-        is too small for the plan of :func:`huber_y_plan` to fit a model: the fit then
+        is too small for the plan of ``huber_y_plan`` to fit a model: the fit then
         predicts the released median.
 
     See Also

@@ -2,7 +2,7 @@
 
 ``fit`` is one pass over the data (POffL, Algorithm 5.4, by default averaging the iterates);
 ``partial_fit`` continues the stream. The mechanism, its sensitivity derivation and the
-stream's privacy are in :mod:`dp_sklearn.solvers._online`: each call releases a noisy model,
+stream's privacy are in ``dp_sklearn.solvers._online``: each call releases a noisy model,
 the estimator keeps only that release and public counts, and the whole stream is one
 Gaussian release (``dp_event_``), recorded in the ledger once, by the call that starts it.
 """
@@ -312,7 +312,7 @@ class DPOnlineClassifier(LinearClassifierMixin, _DPOnlineBase):
     norm at most ``sqrt(2) ||x||``, so the gradient sum of a step has replace-one
     sensitivity ``2 sqrt(2) x_norm`` without clipping, and the multinomial loss is convex
     and ``x_norm^2 / 2``-smooth: the contraction of the explicit step (step 1 of the
-    derivation in :mod:`dp_sklearn.solvers._online`) holds as for two classes.
+    derivation in ``dp_sklearn.solvers._online``) holds as for two classes.
     Clipping a vector of K derivatives to a norm below ``sqrt(2) x_norm`` is not the
     derivative of a convex function, which that step needs, so ``clip_norm`` must be
     ``None`` (then ``sqrt(2)`` times the row bound: no clipping) or at least that. The
