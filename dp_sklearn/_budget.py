@@ -16,7 +16,9 @@ __all__ = ["DEFAULT_MODEL_SHARE", "StepBudget", "allotment", "check_budget", "se
 
 #: share of epsilon given to the final estimator when it and at least one earlier
 #: step are DP; the earlier DP steps share the rest in proportion to the number of columns
-#: each reads (:func:`_column_counts`)
+#: each reads (:func:`_column_counts`), and a step that needs less of its share for the
+#: rows and columns it is fitted on returns the difference to the final estimator
+#: (:func:`_fit_to_needs`)
 DEFAULT_MODEL_SHARE = 0.75
 
 StepBudget = namedtuple("StepBudget", "name epsilon delta")
@@ -80,6 +82,47 @@ def _column_counts(pipeline, paths):
     return counts
 
 
+def _known_column_count(pipeline, path, n_features):
+    """Columns the DP leaf at ``path`` reads, from public values only, or None when unknown.
+
+    The length of the outermost explicit column list of a ``ColumnTransformer`` on its path; for
+    a leaf that is the pipeline's first step, ``n_features`` (the width of X); else None.
+    """
+    step, count = pipeline, None
+    names = path.split("__")
+    for name in names:
+        if isinstance(step, ColumnTransformer) and count is None:
+            count = next((_columns_read(cols) for n, _, cols in step.transformers if n == name), None)
+            if count is None:
+                return None
+        step = dict(children(step) or []).get(name)
+    if count is not None:
+        return count
+    first = pipeline.steps[0][0] if isinstance(pipeline, Pipeline) and pipeline.steps else None
+    return n_features if len(names) == 1 and names[0] == first else None
+
+
+def _fit_to_needs(pipeline, nodes, weights, epsilon, leaf_delta, n_samples, n_features):
+    """Default split only: each earlier DP leaf with a ``_pipeline_epsilon`` hook keeps what it needs.
+
+    ``leaf._pipeline_epsilon(epsilon_i, delta_i, n_samples, n_columns)`` returns at most
+    ``epsilon_i`` (its default allotment), from public values only (the rows, the columns it
+    reads, the budget, its hyperparameters); what it gives back goes to the final estimator.
+    ``DPStandardScaler`` gives back all but what its one global scale needs when that is what it
+    would run (``dp_sklearn.preprocessing._global.global_epsilon``).
+    """
+    out = list(weights)
+    for i, (path, leaf) in enumerate(nodes[:-1]):
+        hook = getattr(leaf, "_pipeline_epsilon", None)
+        cols = _known_column_count(pipeline, path, n_features)
+        if hook is None or cols is None or cols < 1:
+            continue
+        need = float(hook(out[i] * epsilon, leaf_delta, int(n_samples), int(cols)))
+        out[i] = min(out[i], max(need, 0.0) / epsilon)
+    out[-1] = 1.0 - sum(out[:-1])
+    return out
+
+
 def _weights(paths, final_is_dp, split, sizes=None):
     """Normalized epsilon shares of the DP leaves, in fit order."""
     k = len(paths)
@@ -121,15 +164,23 @@ def check_budget(epsilon, delta):
     return float(epsilon), float(delta)
 
 
-def allotment(pipeline, epsilon, delta, split):
-    """``StepBudget`` of every DP leaf of ``pipeline`` under the total (epsilon, delta)."""
+def allotment(pipeline, epsilon, delta, split, n_samples=None, n_features=None):
+    """``StepBudget`` of every DP leaf of ``pipeline`` under the total (epsilon, delta).
+
+    ``n_samples`` and ``n_features`` (public: the shape of the X the pipeline is fitted on) let
+    the default split (``split=None``) give a preprocessing step only what it needs
+    (:func:`_fit_to_needs`); without them the split is the fixed default.
+    """
     epsilon, delta = check_budget(epsilon, delta)
     nodes = inner_dp_nodes(pipeline)
     if not nodes:
         raise ValueError("A private pipeline needs at least one DP step (with epsilon and delta parameters), at any "
                          "depth.")
     paths = [path for path, _ in nodes]
-    weights = _weights(paths, paths[-1] == _final_path(pipeline), split, _column_counts(pipeline, paths))
+    final_is_dp = paths[-1] == _final_path(pipeline)
+    weights = _weights(paths, final_is_dp, split, _column_counts(pipeline, paths))
+    if split is None and final_is_dp and len(paths) > 1 and n_samples is not None:
+        weights = _fit_to_needs(pipeline, nodes, weights, epsilon, delta / (2 * len(paths)), n_samples, n_features)
     return [StepBudget(path, w * epsilon, delta / (2 * len(paths))) for path, w in zip(paths, weights)]
 
 

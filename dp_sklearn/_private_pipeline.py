@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import numbers
 import warnings
 from contextlib import redirect_stdout
 from numbers import Real
@@ -179,11 +180,19 @@ class PrivatePipeline(Pipeline):
                 "ledgers: set ledger= on the pipeline and leave the steps' ledger=None (or the same ledger).")
         return distinct[0] if distinct else None
 
-    def _prepare(self):
-        """Validate everything that needs no data; set the DP steps' budgets. Returns the split."""
+    def _prepare(self, X=None):
+        """Validate everything that needs no data; set the DP steps' budgets. Returns the split.
+
+        The shape of ``X`` (public: docs/privacy.md, P1) lets the default split give a
+        preprocessing step only what it needs for that many rows and columns.
+        """
         check_budget(self.epsilon, self.delta)
         check_public(self, owner=type(self).__name__)
-        budgets = allotment(self, self.epsilon, self.delta, self.split)
+        n_samples = n_features = None
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and all(isinstance(v, numbers.Integral) for v in shape):
+            n_samples, n_features = int(shape[0]), int(shape[1])
+        budgets = allotment(self, self.epsilon, self.delta, self.split, n_samples, n_features)
         set_budgets(self, budgets)
         return budgets
 
@@ -211,7 +220,7 @@ class PrivatePipeline(Pipeline):
         return compose(plan.events)
 
     def _private(self, method, X, y, **params):
-        budgets = self._prepare()
+        budgets = self._prepare(X)
         # every step fits in this thread, so that it reports its event and its draws to the release
         with parallel_config(backend="sequential"):
             fit = getattr(super(), method)

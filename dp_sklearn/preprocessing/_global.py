@@ -34,8 +34,8 @@ from dp_accounting import dp_event
 from .._private_stats import search_unit
 from .. import _noise
 
-__all__ = ["GLOBAL_ROW_NORM", "FEASIBLE_RANKS", "AUTO_LEVELS", "AUTO_LEVEL_MARGIN", "auto_quantile_level", "clip_rows",
-           "per_feature_feasible", "global_event", "global_scale"]
+__all__ = ["GLOBAL_ROW_NORM", "GLOBAL_NOISE", "FEASIBLE_RANKS", "AUTO_LEVELS", "AUTO_LEVEL_MARGIN", "auto_quantile_level", "clip_rows",
+           "per_feature_feasible", "global_epsilon", "global_event", "global_scale", "global_log_width"]
 
 #: the private median row norm is mapped to ``GLOBAL_ROW_NORM * sqrt(n_features)``: half
 #: the default ``data_norm = sqrt(n_features)`` of the models, so that the median row sits
@@ -114,6 +114,42 @@ def global_event(epsilon, delta):
         Noise multiplier ``1 / epsilon`` (scale over l1 sensitivity).
     """
     return float(epsilon), dp_event.LaplaceDpEvent(1.0 / float(epsilon))
+
+
+#: Laplace scale, in nats, that the global scale's log is released with when a pipeline's default
+#: split sizes the scaler's budget (:func:`global_epsilon`). Theory: ``log(2) / log(10) = 0.3``,
+#: so that the released scale is off by more than a factor of 2 (which moves the median row,
+#: mapped to half the models' ``data_norm``, past it) in at most 10% of fits
+#: (``P(|Laplace(b)| > t) = exp(-t / b)``); checked against 0.25, 0.5 and 1 on the tuning half of
+#: ``benchmarks/tabular`` (evidence in its README)
+GLOBAL_NOISE = 0.3
+
+
+def global_log_width(n_features, search):
+    """Width in nats of the public interval the log row norms are clipped to (:func:`global_scale`)."""
+    top = np.sqrt(n_features) * max(abs(search[0]), abs(search[1]))
+    return float(np.log(top / search_unit(search)))
+
+
+def global_epsilon(n_samples, n_features, search, noise=GLOBAL_NOISE):
+    """Epsilon at which :func:`global_scale`'s Laplace noise on the log scale is ``noise`` nats.
+
+    Parameters
+    ----------
+    n_samples, n_features : int
+        Shape of the data (public).
+    search : tuple (low, high)
+        The public ``search_range``.
+    noise : float, default=GLOBAL_NOISE
+        Target Laplace scale, in nats, of the released mean log row norm.
+
+    Returns
+    -------
+    epsilon : float
+        ``w / (noise n_samples)``, ``w = global_log_width(n_features, search)``: the Laplace
+        scale of the release is ``w / (n epsilon)``.
+    """
+    return global_log_width(n_features, search) / (float(noise) * int(n_samples))
 
 
 def global_scale(X, epsilon, rng, search):

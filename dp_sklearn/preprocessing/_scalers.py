@@ -20,7 +20,7 @@ from .._private_stats import (
 )
 from ._robust import ROBUST_REACH, prefer_per_feature, robust_center_scale, robust_feasible
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
-from ._global import auto_quantile_level, clip_rows, global_event, global_scale
+from ._global import GLOBAL_NOISE, auto_quantile_level, clip_rows, global_epsilon, global_event, global_scale
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -183,6 +183,8 @@ class DPStandardScaler(_DPTransformerBase):
     #: public point masses of every private quantile's base measure (``exponential_quantiles``)
     _atoms = INTEGER_ATOMS
     _atom_weight = ATOM_WEIGHT
+    #: Laplace scale in nats of the global scale's log that a pipeline's default split buys
+    _global_noise = GLOBAL_NOISE
 
     _parameter_constraints: dict = {
         **_DPTransformerBase._parameter_constraints,
@@ -236,6 +238,31 @@ class DPStandardScaler(_DPTransformerBase):
         if prefer_per_feature(eps_q, level, n_samples):
             return "per_feature"
         return "robust" if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples) else "global"
+
+    def _pipeline_epsilon(self, epsilon, delta, n_samples, n_features):
+        """What of a pipeline's default allotment ``epsilon`` this scaler needs (public values only).
+
+        A private pipeline with the default split (``dp_sklearn.make_private_pipeline``) asks each
+        DP preprocessing step before the fit. When ``strategy="auto"`` or ``"global"`` with
+        ``bounds=None`` would run the global scale at ``epsilon`` (one Laplace release), the
+        scaler keeps ``min(epsilon, global_epsilon(n_samples, n_features, search_range))``: the
+        budget at which the released log scale has Laplace noise ``GLOBAL_NOISE`` nats; the rest
+        goes to the model. Otherwise it keeps ``epsilon``. Less budget cannot turn the global
+        choice into another one (the criteria of ``"auto"`` grow with epsilon).
+        """
+        epsilon = float(epsilon)
+        if self.bounds is not None or self.strategy not in ("auto", "global") or not np.isfinite(epsilon):
+            return epsilon
+        probe = self._probe(epsilon, delta)
+        if probe._resolve_strategy(int(n_samples), int(n_features), None) != "global":
+            return epsilon
+        return min(epsilon, global_epsilon(n_samples, n_features, self._search(), self._global_noise))
+
+    def _probe(self, epsilon, delta):
+        probe = type(self).__new__(type(self))
+        probe.__dict__.update(self.__dict__)
+        probe.epsilon, probe.delta = epsilon, delta
+        return probe
 
     def _plan(self, n_features, bounds, n_samples):
         strategy = self._resolve_strategy(n_samples, n_features, bounds)
