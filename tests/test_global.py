@@ -14,8 +14,9 @@ from dp_sklearn import DPRidge, PrivacyLedger
 from dp_sklearn._private_stats import search_unit
 from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.preprocessing import DPStandardScaler
-from dp_sklearn.preprocessing._global import (AUTO_LEVELS, AUTO_LEVEL_MARGIN, FEASIBLE_RANKS, GLOBAL_ROW_NORM,
-                                              auto_quantile_level, global_event, global_scale, per_feature_feasible)
+from dp_sklearn.preprocessing._global import (AUTO_LEVELS, AUTO_LEVEL_MARGIN, FEASIBLE_RANKS, GLOBAL_NOISE,
+                                              GLOBAL_ROW_NORM, auto_quantile_level, global_epsilon, global_event,
+                                              global_log_width, global_scale, per_feature_feasible)
 
 SEARCH = (-1e6, 1e6)
 
@@ -38,6 +39,22 @@ def test_global_scale_noise_is_laplace_with_the_closed_form_scale():
     assert np.mean(np.abs(draws)) == pytest.approx(b, rel=0.05)
     assert np.std(draws) == pytest.approx(np.sqrt(2.0) * b, rel=0.05)
     assert global_event(0.5, 1e-6) == (0.5, dp_event.LaplaceDpEvent(2.0))
+
+
+def test_global_epsilon_buys_the_planned_laplace_scale():
+    """``global_epsilon`` is the budget at which the release above has Laplace scale ``noise`` nats."""
+    n, p = 300, 7
+    width = np.log(np.sqrt(p) * 1e6 / search_unit(SEARCH))
+    assert global_log_width(p, SEARCH) == pytest.approx(width, rel=1e-12)
+    eps = global_epsilon(n, p, SEARCH)
+    assert eps == pytest.approx(width / (GLOBAL_NOISE * n), rel=1e-12)  # 21.70 / 90 = 0.241
+    assert eps == pytest.approx(0.2411, abs=1e-4)
+    assert global_epsilon(n, p, SEARCH, noise=0.6) == pytest.approx(eps / 2)
+    # the released log scale at that budget: Laplace with scale GLOBAL_NOISE (4000 draws, within 5%)
+    X = np.random.default_rng(2).lognormal(size=(n, p))
+    exact = np.mean(np.log(np.linalg.norm(X, axis=1)))
+    draws = np.array([_mu(global_scale(X, eps, np.random.default_rng(s), SEARCH), p) for s in range(4000)]) - exact
+    assert np.mean(np.abs(draws)) == pytest.approx(GLOBAL_NOISE, rel=0.05)
 
 
 # Worst case for the log mean: one row at the bottom of the clipped log range vs the top.
