@@ -86,7 +86,10 @@ class PrivatePipeline(Pipeline):
         the final estimator gets ``DEFAULT_MODEL_SHARE = 0.75`` and the others
         share the rest in proportion to the number of columns each reads (the
         length of an explicit column list of a ``ColumnTransformer``, else 1);
-        otherwise equal shares.
+        otherwise equal shares. At fit, with ``split=None``, a ``DPStandardScaler``
+        that will run its single global scale on X's rows and the columns it reads
+        keeps only the epsilon that scale needs (``_pipeline_epsilon``; public
+        values only) and the final estimator gets the rest.
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         Where the fit is reserved and recorded. A DP step may carry a ledger
         only if it is this one (or, with ``ledger=None``, if every step that

@@ -53,7 +53,10 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
         gets ``DEFAULT_MODEL_SHARE = 0.75`` and the other DP steps share 0.25
         in proportion to the number of columns each reads (the length of an
         explicit column list of a ``ColumnTransformer``; 1 otherwise, a public
-        count from the parameters); otherwise equal shares.
+        count from the parameters); otherwise equal shares. At fit, a
+        ``DPStandardScaler`` that will run its single global scale (few rows)
+        keeps only the epsilon that one statistic needs and the final estimator
+        gets the rest (``budget_split_`` of the fitted pipeline).
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         The pipeline's ledger: each fit is reserved and recorded in it as one
         composed release.
@@ -106,8 +109,10 @@ def budget_split(pipeline):
     ----------
     pipeline : sklearn.pipeline.Pipeline
         Any pipeline. For a :class:`PrivatePipeline`, the split of its total
-        budget; for another pipeline, the budget each DP step is configured
-        with.
+        budget before any data is seen (a fitted one's ``budget_split_`` holds
+        the split of its last fit, which the default split adapts to the
+        shape of X); for another pipeline, the budget each DP step is
+        configured with.
 
     Returns
     -------
