@@ -58,8 +58,8 @@ class DPStandardScaler(_DPTransformerBase):
         ``output_clip sqrt(n_features)``: the feature scales relative to each other are
         those of X; inside ``make_private_pipeline`` with the default split it keeps only the
         epsilon at which that release has Laplace noise ``GLOBAL_NOISE = 0.3`` nats
-        (``_pipeline_epsilon``), the model the rest. ``"auto"``: ``"per_feature"`` when the public criterion ``epsilon_q q
-        n_samples / 4 > 6`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
+        (``_pipeline_epsilon``), the model the rest. ``"auto"``: ``"per_feature"`` when the
+        public criterion ``epsilon_q q n_samples / 4 > 6`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
         quantile level; twice the ranks the quantiles need, ``PER_FEATURE_MARGIN``), else
         ``"robust"`` when ``epsilon_q 0.5 n_samples / 4 > 3`` holds for its median level
         and its own ``epsilon_q`` (about four times fewer rows than ``"per_feature"``
