@@ -17,7 +17,9 @@ from ._private_pipeline import PrivatePipeline
 __all__ = ["DEFAULT_MODEL_SHARE", "PrivatePipeline", "StepBudget", "budget_split", "make_private_pipeline"]
 
 #: share of epsilon given to the final estimator when it and at least one other step
-#: are DP; the other DP steps share the rest in proportion to the columns each reads
+#: are DP; the other DP steps share the rest in proportion to the columns each reads (at
+#: fit, a ``DPStandardScaler`` that runs its single global scale returns what it does not
+#: need to the final estimator)
 DEFAULT_MODEL_SHARE = _budget.DEFAULT_MODEL_SHARE
 
 
