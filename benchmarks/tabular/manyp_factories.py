@@ -1,0 +1,88 @@
+"""Factories for issue 20's many-feature / integer-coded experiments (tuning half only; branch h-manyp)."""
+
+import numpy as np
+
+from dp_sklearn import DPStandardScaler, make_private_pipeline
+from dp_sklearn.preprocessing import _robust
+
+from .run import DELTA, column_transformer, dp_model
+
+
+def _pipe(schema, task, epsilon, delta, scaler=None, **model_kw):
+    ct = column_transformer(schema, scaler if scaler is not None else DPStandardScaler())
+    return make_private_pipeline(ct, dp_model(schema, task).set_params(**model_kw), epsilon=epsilon, delta=delta)
+
+
+def dn_auto(schema, task, epsilon, delta=DELTA):
+    """The model's data_norm="auto" (private median row norm, 10% of the model's epsilon)."""
+    return _pipe(schema, task, epsilon, delta, data_norm="auto")
+
+
+def dn_half(schema, task, epsilon, delta=DELTA):
+    """The model's data_norm = sqrt(p) / 2 (public; diagnosis)."""
+    class _F:
+        pass
+    from sklearn.compose import ColumnTransformer
+    p = len(schema.numeric) + sum(len(v) for v in schema.categorical.values())
+    return _pipe(schema, task, epsilon, delta, data_norm=float(np.sqrt(p)) / 2)
+
+
+from dp_sklearn.preprocessing._robust import robust_center_scale
+
+
+class _Orc(DPStandardScaler):
+    """Robust scaler with oracle (NON-private, diagnosis only) or candidate post-processing."""
+    mode = "exact"
+
+    def _release_robust(self, X, rng, plan, search):
+        c = 3.0
+        center, scale = robust_center_scale(X, plan.quantile_epsilon, rng, search, atoms=self._atoms,
+                                            atom_weight=self._atom_weight)
+        if self.mode == "exact":
+            center, scale = robust_center_scale(X, None, rng, search)
+        elif self.mode == "std_for_zero":
+            scale = np.where(scale <= 1e-3, X.std(0), scale)
+        elif self.mode == "one_for_zero":
+            scale = np.where(scale <= 1e-3, 1.0, scale)
+        elif self.mode == "stdall_mean":
+            scale, center = X.std(0), X.mean(0)
+        self.bounds_ = (center - c * scale, center + c * scale)
+        self.mean_, self.scale_ = center, scale
+        self.var_ = scale ** 2
+        self.output_bound_ = np.full(X.shape[1], c)
+        self.output_norm_ = float(np.linalg.norm(self.output_bound_))
+
+
+def _orc(mode):
+    cls = type("_Orc_" + mode, (_Orc,), {"mode": mode})
+
+    def factory(schema, task, epsilon, delta=DELTA):
+        return _pipe(schema, task, epsilon, delta, scaler=cls(strategy="robust"))
+    return factory
+
+
+o_exact, o_std_for_zero, o_one_for_zero, o_stdall_mean = (_orc(m) for m in
+                                                           ("exact", "std_for_zero", "one_for_zero", "stdall_mean"))
+
+
+def exact_std(schema, task, epsilon, delta=DELTA):
+    """Oracle (NON-private): the scaler's per-feature statistics exact, the model at its 0.75 share."""
+    from sklearn.pipeline import make_pipeline
+    return make_pipeline(column_transformer(schema, DPStandardScaler(epsilon=np.inf)),
+                         dp_model(schema, task).set_params(epsilon=0.75 * epsilon, delta=delta))
+
+
+class _GlobalCentered(DPStandardScaler):
+    """Global scale with the exact mean (NON-private oracle: does centering matter?)."""
+
+    def _release_global(self, X, rng, plan, search):
+        super()._release_global(X, rng, plan, search)
+        self.mean_ = np.clip(X, *search).mean(axis=0)
+
+
+def o_global_centered(schema, task, epsilon, delta=DELTA):
+    return _pipe(schema, task, epsilon, delta, scaler=_GlobalCentered(strategy="global"))
+
+
+def global_(schema, task, epsilon, delta=DELTA):
+    return _pipe(schema, task, epsilon, delta, scaler=DPStandardScaler(strategy="global"))
