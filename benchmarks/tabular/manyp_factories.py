@@ -86,3 +86,75 @@ def o_global_centered(schema, task, epsilon, delta=DELTA):
 
 def global_(schema, task, epsilon, delta=DELTA):
     return _pipe(schema, task, epsilon, delta, scaler=DPStandardScaler(strategy="global"))
+
+
+class _LatticeFloor(DPStandardScaler):
+    """Candidate: ``strategy="auto"``; in the robust release a zero MAD at an integer median gets scale 1."""
+
+    def _release_robust(self, X, rng, plan, search):
+        super()._release_robust(X, rng, plan, search)
+        from dp_sklearn._private_stats import search_unit
+        zero = (self.scale_ <= search_unit(search)) & (self.mean_ == np.round(self.mean_))
+        c = float(self.output_bound_[0])
+        self.scale_ = np.where(zero, 1.0, self.scale_)
+        self.var_ = np.square(self.scale_)
+        self.bounds_ = (np.maximum(self.mean_ - c * self.scale_, search[0]),
+                        np.minimum(self.mean_ + c * self.scale_, search[1]))
+
+
+def lattice_floor(schema, task, epsilon, delta=DELTA):
+    return _pipe(schema, task, epsilon, delta, scaler=_LatticeFloor())
+
+
+def clip4(schema, task, epsilon, delta=DELTA):
+    """DPStandardScaler(output_clip=4)."""
+    return _pipe(schema, task, epsilon, delta, scaler=DPStandardScaler(output_clip=4.0))
+
+
+def clip5(schema, task, epsilon, delta=DELTA):
+    """DPStandardScaler(output_clip=5)."""
+    return _pipe(schema, task, epsilon, delta, scaler=DPStandardScaler(output_clip=5.0))
+
+
+# ------------------------------------------------------------------ prototype: tight composition
+from sklearn.base import BaseEstimator, clone  # noqa: E402
+from sklearn.pipeline import make_pipeline as _mk  # noqa: E402
+
+from dp_sklearn.composition import epsilon_of_event  # noqa: E402
+
+
+class _Tight(BaseEstimator):
+    """PROTOTYPE (measurement only): fit ``pipe`` (a PrivatePipeline) with every step's epsilon scaled by
+    the largest c in [1, 2] (6 bisection steps) whose composed planned event (dry runs on public stand-in
+    data; the ledger's accountant, ``epsilon_of_event``) is still within (epsilon, delta). The steps'
+    events depend on public values only, so c does too."""
+
+    def __init__(self, pipe=None):
+        self.pipe = pipe
+
+    def fit(self, X, y):
+        base, delta = float(self.pipe.epsilon), float(self.pipe.delta)
+        lo, hi = 1.0, 2.0
+        for _ in range(6):
+            mid = 0.5 * (lo + hi)
+            trial = clone(self.pipe).set_params(epsilon=mid * base)
+            trial._prepare()
+            spent = epsilon_of_event(trial._plan(X, y, {}), delta)
+            lo, hi = (mid, hi) if spent <= base else (lo, mid)
+        self.pipe_ = clone(self.pipe).set_params(epsilon=lo * base).fit(X, y)
+        self.tight_factor_ = lo
+        self.spent_ = epsilon_of_event(self.pipe_.dp_event_, delta)
+        self.classes_ = getattr(self.pipe_, "classes_", None)
+        return self
+
+    def predict(self, X):
+        return self.pipe_.predict(X)
+
+    def predict_proba(self, X):
+        return self.pipe_.predict_proba(X)
+
+
+def tight(schema, task, epsilon, delta=DELTA):
+    """The default pipeline, every step's epsilon scaled up to the tight composition of the plan."""
+    ct = column_transformer(schema, DPStandardScaler())
+    return _Tight(make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta))
