@@ -158,3 +158,66 @@ def tight(schema, task, epsilon, delta=DELTA):
     """The default pipeline, every step's epsilon scaled up to the tight composition of the plan."""
     ct = column_transformer(schema, DPStandardScaler())
     return _Tight(make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta))
+
+
+# ------------------------------------------------------------------ candidate: robust + refinement
+from dp_sklearn import _noise  # noqa: E402
+from dp_sklearn._private_stats import plan_statistics, search_unit  # noqa: E402
+from dp_sklearn.preprocessing._global import clip_rows  # noqa: E402
+from dp_sklearn.preprocessing._robust import ROBUST_REACH  # noqa: E402
+
+
+def _refine(X, center, scale, reach, z_mean, z_dev, rng):
+    """Gaussian means of the robust-scaled rows (l2-clipped to sqrt(p)) and of their absolute deviations."""
+    n, p = X.shape
+    B = np.sqrt(p)
+    Z = np.clip((X - center) / scale, -reach, reach)
+    mu = clip_rows(Z, B).mean(axis=0)
+    mu = _noise.add_gaussian(rng, mu, z_mean * 2 * B / n, 2 * B / n)
+    mu = np.clip(mu, -reach, reach)
+    dev = clip_rows(np.abs(Z - mu), B).mean(axis=0)
+    dev = _noise.add_gaussian(rng, dev, z_dev * np.sqrt(2) * B / n, np.sqrt(2) * B / n)
+    floor = z_dev * np.sqrt(2) * B / n
+    dev = np.clip(dev, floor, reach)
+    return center + scale * mu, scale * dev * np.sqrt(np.pi / 2)
+
+
+class _Refined(DPStandardScaler):
+    """Candidate: ``strategy="robust"`` spends ``_qshare`` of its rho on the median/MAD quantiles and the rest on
+    two Gaussian vectors that re-center and re-scale (``_refine``); integer zero-MAD columns get the lattice floor."""
+    _qshare = 0.5
+    _lattice = True
+
+    def _robust_plan(self, n_features):
+        if self.delta == 0:
+            return super()._robust_plan(n_features)
+        return plan_statistics(self.epsilon, self.delta, n_quantiles=2 * n_features, quantile_share=self._qshare,
+                               mean_share=0.5)
+
+    def _release_robust(self, X, rng, plan, search):
+        c = ROBUST_REACH if self.output_clip is None else float(self.output_clip)
+        center, scale = robust_center_scale(X, None if plan is None else plan.quantile_epsilon, rng, search,
+                                            atoms=self._atoms, atom_weight=self._atom_weight)
+        if self._lattice:
+            zero = (scale <= search_unit(search)) & (center == np.round(center))
+            scale = np.where(zero, 1.0, scale)
+        if plan is not None and plan.mean_multiplier > 0:
+            center, scale = _refine(np.clip(X, *search), center, scale, c, plan.mean_multiplier,
+                                    plan.moment_multiplier, rng)
+        self.bounds_ = (np.maximum(center - c * scale, search[0]), np.minimum(center + c * scale, search[1]))
+        self.mean_, self.scale_ = center, scale
+        self.var_ = np.square(scale)
+        self.output_bound_ = np.full(X.shape[1], c)
+        self.output_norm_ = float(np.linalg.norm(self.output_bound_))
+
+
+def refined(schema, task, epsilon, delta=DELTA):
+    return _pipe(schema, task, epsilon, delta, scaler=_Refined())
+
+
+class _Refined70(_Refined):
+    _qshare = 0.7
+
+
+def refined70(schema, task, epsilon, delta=DELTA):
+    return _pipe(schema, task, epsilon, delta, scaler=_Refined70())
