@@ -221,3 +221,4 @@ class _Refined70(_Refined):
 
 def refined70(schema, task, epsilon, delta=DELTA):
     return _pipe(schema, task, epsilon, delta, scaler=_Refined70())
+
