@@ -222,3 +222,9 @@ class _Refined70(_Refined):
 def refined70(schema, task, epsilon, delta=DELTA):
     return _pipe(schema, task, epsilon, delta, scaler=_Refined70())
 
+
+
+def tight_composition(schema, task, epsilon, delta=DELTA):
+    """The default pipeline with ``make_private_pipeline(..., composition="tight")``."""
+    ct = column_transformer(schema, DPStandardScaler())
+    return make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta, composition="tight")
