@@ -228,3 +228,9 @@ def tight_composition(schema, task, epsilon, delta=DELTA):
     """The default pipeline with ``make_private_pipeline(..., composition="tight")``."""
     ct = column_transformer(schema, DPStandardScaler())
     return make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta, composition="tight")
+
+
+def tight_refined(schema, task, epsilon, delta=DELTA):
+    """``composition="tight"`` with the refined robust statistics (``_Refined``)."""
+    ct = column_transformer(schema, _Refined())
+    return make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta, composition="tight")
