@@ -3,7 +3,6 @@
 import numpy as np
 
 from dp_sklearn import DPStandardScaler, make_private_pipeline
-from dp_sklearn.preprocessing import _robust
 
 from .run import DELTA, column_transformer, dp_model
 
@@ -20,9 +19,6 @@ def dn_auto(schema, task, epsilon, delta=DELTA):
 
 def dn_half(schema, task, epsilon, delta=DELTA):
     """The model's data_norm = sqrt(p) / 2 (public; diagnosis)."""
-    class _F:
-        pass
-    from sklearn.compose import ColumnTransformer
     p = len(schema.numeric) + sum(len(v) for v in schema.categorical.values())
     return _pipe(schema, task, epsilon, delta, data_norm=float(np.sqrt(p)) / 2)
 
@@ -118,7 +114,6 @@ def clip5(schema, task, epsilon, delta=DELTA):
 
 # ------------------------------------------------------------------ prototype: tight composition
 from sklearn.base import BaseEstimator, clone  # noqa: E402
-from sklearn.pipeline import make_pipeline as _mk  # noqa: E402
 
 from dp_sklearn.composition import epsilon_of_event  # noqa: E402
 
