@@ -229,3 +229,11 @@ def tight_refined(schema, task, epsilon, delta=DELTA):
     """``composition="tight"`` with the refined robust statistics (``_Refined``)."""
     ct = column_transformer(schema, _Refined())
     return make_private_pipeline(ct, dp_model(schema, task), epsilon=epsilon, delta=delta, composition="tight")
+
+
+def tight_dn_half(schema, task, epsilon, delta=DELTA):
+    """``composition="tight"`` and the model's ``data_norm = sqrt(p) / 2`` (p after one-hot encoding)."""
+    p = len(schema.numeric) + sum(len(v) for v in schema.categorical.values())
+    ct = column_transformer(schema, DPStandardScaler())
+    return make_private_pipeline(ct, dp_model(schema, task).set_params(data_norm=float(np.sqrt(p)) / 2),
+                                 epsilon=epsilon, delta=delta, composition="tight")
