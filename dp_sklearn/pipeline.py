@@ -23,8 +23,8 @@ __all__ = ["DEFAULT_MODEL_SHARE", "PrivatePipeline", "StepBudget", "budget_split
 DEFAULT_MODEL_SHARE = _budget.DEFAULT_MODEL_SHARE
 
 
-def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=None, memory=None,
-                          verbose=False):
+def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=None, composition="basic",
+                          memory=None, verbose=False):
     """Build a :class:`PrivatePipeline` whose DP steps share one (epsilon, delta).
 
     A DP step is any step whose parameters include ``epsilon`` and ``delta``
@@ -62,6 +62,12 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         The pipeline's ledger: each fit is reserved and recorded in it as one
         composed release.
+    composition : {"basic", "tight"}, default="basic"
+        ``"tight"``: at ``fit``, every DP step's epsilon of the split is
+        multiplied by the largest factor in [1, 2] that the ledger's accountant
+        still counts within (``epsilon``, ``delta``) (see
+        :class:`PrivatePipeline`); :func:`budget_split` shows the split before
+        that factor.
     memory : str, object with the joblib.Memory interface or None, default=None
         Passed to :class:`PrivatePipeline`.
     verbose : bool, default=False
@@ -97,8 +103,8 @@ StepBudget(name='dplogisticregression', epsilon=0.75, delta=2.5e-06)]
     """
     epsilon, delta = check_budget(epsilon, delta)
     steps = make_pipeline(*[s if s is None or isinstance(s, str) else clone(s) for s in steps]).steps
-    pipe = PrivatePipeline(steps, epsilon=epsilon, delta=delta, split=split, ledger=ledger, memory=memory,
-                           verbose=verbose)
+    pipe = PrivatePipeline(steps, epsilon=epsilon, delta=delta, split=split, ledger=ledger, composition=composition,
+                           memory=memory, verbose=verbose)
     check_public(pipe, owner="make_private_pipeline")
     set_budgets(pipe, allotment(pipe, epsilon, delta, split))
     return pipe
