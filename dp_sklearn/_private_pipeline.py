@@ -50,8 +50,10 @@ class PrivatePipeline(Pipeline):
     any depth (inside ``ColumnTransformer``, ``FeatureUnion`` or an inner
     ``Pipeline``), gets a share of one total (``epsilon``, ``delta``): step ``i``
     of ``k`` gets ``epsilon_i = w_i * epsilon`` and ``delta_i = delta / (2 k)``,
-    so the fit is (``epsilon``, ``delta / 2``)-DP by basic composition (a
-    ledger at ``delta`` composes the steps' events more tightly).
+    so the fit is (``epsilon``, ``delta / 2``)-DP by basic composition; with
+    ``composition="tight"`` (the default) every ``epsilon_i`` is then scaled
+    by the largest factor found for which the composed event is still
+    (``epsilon``, ``delta``)-DP by the ledger's accountant.
 
     ``fit`` (and ``fit_transform`` / ``fit_predict``) follows the one path of
     every private fit (``docs/privacy.md``, P7):
@@ -98,19 +100,20 @@ class PrivatePipeline(Pipeline):
         carries one carries the same one, which is then used); a different
         ledger is refused, since one release cannot be recorded in two
         accounts.
-    composition : {"basic", "tight"}, default="basic"
+    composition : {"tight", "basic"}, default="tight"
+        ``"tight"``: every step's epsilon of the split is multiplied by one
+        factor in [1, 2] (found in a few dry runs on public stand-in data,
+        ``dp_sklearn._tight_budget``) whose composed planned event the ledger's
+        accountant (:func:`dp_sklearn.composition.epsilon_of_event`) still
+        counts within (``epsilon``, ``delta``): Gaussian and zCDP steps compose
+        in zCDP, so the steps get more of the budget for the same guarantee
+        (about 1.2 times the epsilon of a scaler and a Gaussian model; 1 when
+        every step is pure DP). The steps' ``epsilon_`` then sum to more than
+        ``epsilon``; the guarantee of the fit is the composed event's, within
+        (``epsilon``, ``delta``). The factor is a function of the
+        hyperparameters, ``n`` and the schema only. Only a top-level fit
+        searches it; inside an enclosing private fit the split is basic.
         ``"basic"``: the steps' epsilons sum to ``epsilon`` (basic composition).
-        ``"tight"``: every step's epsilon of the split is multiplied by the
-        largest factor in [1, 2] (7 bisection steps, each a dry run on public
-        stand-in data) whose composed planned event the ledger's accountant
-        (:func:`dp_sklearn.composition.epsilon_of_event`) still counts within
-        (``epsilon``, ``delta``): Gaussian and zCDP steps compose in zCDP, so the
-        steps get more of the budget for the same guarantee (about 1.25 times
-        the epsilon of a scaler and a Gaussian model at epsilon 1 to 5; 1 when
-        every step is pure DP). The factor is a function of the hyperparameters,
-        ``n`` and the schema only (``dp_sklearn._tight_budget``). Only a
-        top-level fit searches it; inside an enclosing private fit the split
-        is basic.
     memory : str, object with the joblib.Memory interface or None, default=None
         As for :class:`~sklearn.pipeline.Pipeline`.
     verbose : bool, default=False
@@ -175,10 +178,10 @@ class PrivatePipeline(Pipeline):
         "delta": [Real],
         "split": [None, dict, list, tuple, np.ndarray],
         "ledger": [PrivacyLedger, None],
-        "composition": [StrOptions({"basic", "tight"})],
+        "composition": [StrOptions({"tight", "basic"})],
     }
 
-    def __init__(self, steps, *, epsilon=1.0, delta=1e-5, split=None, ledger=None, composition="basic", memory=None,
+    def __init__(self, steps, *, epsilon=1.0, delta=1e-5, split=None, ledger=None, composition="tight", memory=None,
                  verbose=False):
         self.epsilon = epsilon
         self.delta = delta

@@ -23,7 +23,7 @@ __all__ = ["DEFAULT_MODEL_SHARE", "PrivatePipeline", "StepBudget", "budget_split
 DEFAULT_MODEL_SHARE = _budget.DEFAULT_MODEL_SHARE
 
 
-def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=None, composition="basic",
+def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=None, composition="tight",
                           memory=None, verbose=False):
     """Build a :class:`PrivatePipeline` whose DP steps share one (epsilon, delta).
 
@@ -62,12 +62,13 @@ def make_private_pipeline(*steps, epsilon=1.0, delta=1e-5, split=None, ledger=No
     ledger : dp_sklearn.PrivacyLedger or None, default=None
         The pipeline's ledger: each fit is reserved and recorded in it as one
         composed release.
-    composition : {"basic", "tight"}, default="basic"
+    composition : {"tight", "basic"}, default="tight"
         ``"tight"``: at ``fit``, every DP step's epsilon of the split is
-        multiplied by the largest factor in [1, 2] that the ledger's accountant
-        still counts within (``epsilon``, ``delta``) (see
-        :class:`PrivatePipeline`); :func:`budget_split` shows the split before
-        that factor.
+        multiplied by one factor in [1, 2] that the ledger's accountant still
+        counts within (``epsilon``, ``delta``) (see :class:`PrivatePipeline`);
+        :func:`budget_split` shows the split before that factor,
+        ``budget_split_`` of the fitted pipeline after it. ``"basic"``: the
+        steps' epsilons sum to ``epsilon``.
     memory : str, object with the joblib.Memory interface or None, default=None
         Passed to :class:`PrivatePipeline`.
     verbose : bool, default=False

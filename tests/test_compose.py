@@ -11,6 +11,7 @@ from sklearn.preprocessing import OneHotEncoder
 
 from dp_sklearn import DPLogisticRegression, PrivacyLedger
 from dp_sklearn.compose import make_private_column_transformer
+from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPMinMaxScaler, DPStandardScaler
 
@@ -129,7 +130,7 @@ def test_in_a_private_pipeline_the_nested_scalers_share_the_total():
     y = ((X["age"] > 50) ^ (X["region"] == "west")).astype(int).to_numpy()
     ct = make_private_column_transformer(X, categories={"plan": ["basic", "gold"]}, bounds={"age": (0, 120)})
     ct.set_params(scaled__random_state=0, scaled_bounded__random_state=1)  # a reproducible test
-    pipe = make_private_pipeline(ct, DPLogisticRegression(random_state=0), epsilon=2.0).fit(X, y)
+    pipe = make_private_pipeline(ct, DPLogisticRegression(random_state=0), epsilon=2.0, composition="basic").fit(X, y)
     ct = pipe[0]
     spent = pipe[-1].epsilon_ + sum(ct.named_transformers_[s].epsilon_ for s in ("scaled", "scaled_bounded"))
     assert spent == pytest.approx(2.0)
@@ -146,4 +147,6 @@ def test_make_private_pipeline_accounts_nested_scalers():
         warnings.simplefilter("ignore")
         pipe = make_private_pipeline(ct, DPLogisticRegression(), epsilon=1.0, ledger=led).fit(X, y)
     nested = pipe[0].named_transformers_["scaled"]
-    assert nested.epsilon_ + pipe[-1].epsilon_ <= 1.0 + 1e-9 and led.total_epsilon() <= 1.0 + 1e-9
+    # composition="tight" (the default): the steps' epsilons add up to more than 1, their composed event does not
+    assert nested.epsilon_ + pipe[-1].epsilon_ > 1.0
+    assert led.total_epsilon() <= 1.0 + 1e-9 and epsilon_of_event(pipe.dp_event_, 1e-5) <= 1.0 + 1e-9

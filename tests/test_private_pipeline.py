@@ -234,7 +234,7 @@ def test_default_split_gives_the_model_what_a_global_scale_does_not_need():
     need = global_epsilon(n, p, (-1e6, 1e6))  # 0.241 < 0.25
     model = DPLogisticRegression(classes=[0, 1], random_state=0)
     for eps in (1.0, 2.0):
-        pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=eps)
+        pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=eps, composition="basic")
         assert [b.epsilon for b in budget_split(pipe)] == pytest.approx([0.25 * eps, 0.75 * eps])
         pipe.fit(X, y)
         assert pipe[0].strategy_ == "global"
@@ -242,24 +242,24 @@ def test_default_split_gives_the_model_what_a_global_scale_does_not_need():
         assert pipe[0].epsilon_ == pytest.approx(need) and pipe[-1].epsilon_ == pytest.approx(eps - need)
         assert pipe[0].dp_event_ == dp_event.LaplaceDpEvent(1.0 / need)
     # at epsilon 0.5 the default 0.125 is below the need: unchanged
-    pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=0.5).fit(X, y)
+    pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=0.5, composition="basic").fit(X, y)
     assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([0.125, 0.375])
     # many rows: per-feature statistics, which keep their share
     big = np.resize(X, (5000, p))
-    pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=1.0).fit(big, np.resize(y, 5000))
+    pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=1.0, composition="basic").fit(big, np.resize(y, 5000))
     assert pipe[0].strategy_ != "global"
     assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([0.25, 0.75])
     # public bounds, an explicit split, or a strategy other than auto/global: unchanged
     for scaler, split in ((DPStandardScaler(bounds=(-1e4, 1e4)), None), (DPStandardScaler(), [1, 3]),
                           (DPStandardScaler(strategy="robust"), None)):
-        pipe = make_private_pipeline(scaler, model, epsilon=1.0, split=split).fit(X, y)
+        pipe = make_private_pipeline(scaler, model, epsilon=1.0, split=split, composition="basic").fit(X, y)
         assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([0.25, 0.75])
     # inside a ColumnTransformer: p is the length of the explicit column list
     ct = ColumnTransformer([("num", DPStandardScaler(), [0, 1, 2, 3])], remainder="drop")
-    pipe = make_private_pipeline(ct, model, epsilon=1.0).fit(X, y)
+    pipe = make_private_pipeline(ct, model, epsilon=1.0, composition="basic").fit(X, y)
     need4 = global_epsilon(n, 4, (-1e6, 1e6))
     assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([need4, 1.0 - need4])
     # a selector resolved only against X (a slice): the column count is unknown, the split fixed
     ct = ColumnTransformer([("num", DPStandardScaler(), slice(0, 4))], remainder="drop")
-    pipe = make_private_pipeline(ct, model, epsilon=1.0).fit(X, y)
+    pipe = make_private_pipeline(ct, model, epsilon=1.0, composition="basic").fit(X, y)
     assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([0.25, 0.75])

@@ -286,7 +286,7 @@ def test_dp_search_over_a_private_pipeline_records_one_release(tmp_path):
 
 
 def test_private_pipeline_clones_and_sets_params_like_an_estimator():
-    pipe = make_private_pipeline(_scaler(), _ridge(), epsilon=2.0)
+    pipe = make_private_pipeline(_scaler(), _ridge(), epsilon=2.0, composition="basic")
     twin = clone(pipe)
     assert type(twin) is type(pipe) and twin.get_params()["epsilon"] == 2.0
     twin.set_params(epsilon=1.0, dpridge__alpha=3.0)
