@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-__all__ = ["discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
+__all__ = ["discrete_gaussian", "discrete_laplace", "gumbel_top", "uniform_on_grid", "CryptoGenerator"]
 
 _I64 = np.int64
 
@@ -351,3 +351,221 @@ class CryptoGenerator(np.random.Generator):
 
     def __reduce__(self):
         return (CryptoGenerator, (self.bit_generator,))
+
+
+# ------------------------------------------------- exponential mechanism (exact Gumbel-max)
+#: Relative margin of the float64 enclosure of a Gumbel-max key (:func:`gumbel_top`): the key's
+#: float parts (a log-weight, a scaled score, a Gumbel bound) are each within 2**-44 of their
+#: magnitude plus 2**-44 under the numeric model of :data:`_EXP_MARGIN` (``log``/``log1p``
+#: within 128 units in the last place, correctly rounded +, -, *); 2**-40 leaves a factor 16.
+_KEY_MARGIN = 2.0**-40
+
+
+def _gumbel_at(w, plus):
+    """Float64 ``G(u) = -ln(-ln u)`` at ``u = (w + plus) / 2**62`` (``plus`` 0 or 1), w an int64 array.
+
+    ``-ln u`` is ``-log(u)`` for ``u < 1/2`` (u is rounded to float64 with relative error
+    ``2**-53``: an absolute error ``2**-53`` of ``-ln u >= ln 2``) and ``-log1p(-v)`` with
+    ``v = 1 - u`` (an exact integer times ``2**-62``, rounded) for ``u >= 1/2`` (relative
+    error at most ``2 * 2**-53``): ``-ln u`` to within a few ``2**-53`` relative, so ``G`` to
+    within a few ``2**-53`` plus the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
+    """
+    k = w + plus if plus else w
+    out = np.empty(k.shape)
+    small = k < 2**61
+    with np.errstate(divide="ignore"):
+        out[small] = -np.log(k[small].astype(np.float64) * 2.0**-62)
+        out[~small] = -np.log1p((k[~small] - _W).astype(np.float64) * 2.0**-62)
+        np.log(out, out=out)
+    np.negative(out, out=out)
+    return out
+
+
+def _log_weight(weight):
+    """``(float log-weight, exact weight of candidate i)`` for ``weight`` None, an array, or ``(hi, lo)``."""
+    if weight is None:
+        return None, lambda i: None
+    if isinstance(weight, tuple):
+        hi, lo = (np.asarray(a, dtype=np.float64) for a in weight)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lw = np.log(hi - lo)  # hi - lo rounded: relative error 2**-53, absolute 2**-53 after log
+        return lw, lambda i: (float(hi[i]), float(lo[i]))
+    w = np.asarray(weight, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.log(w), lambda i: (float(w[i]), 0.0)
+
+
+def gumbel_top(rng, score, scale, weight=None, k=1):
+    """Exact exponential mechanism: the top ``k`` of ``ln w_i + scale * score_i + G_i``, G_i i.i.d. Gumbel.
+
+    With ``k = 1``, index ``i`` is returned with probability exactly proportional to
+    ``w_i exp(scale * score_i)`` (Gumbel-max), where ``score``, ``scale`` and the weights are
+    the float64 numbers given, read as exact rationals. With ``k > 1``, the set of the ``k``
+    largest keys: the one-shot top-k of Durfee & Rogers (NeurIPS 2019), distributed as ``k``
+    draws without replacement. Each Gumbel ``G_i = -ln(-ln U_i)`` is an exact function of a
+    uniform ``U_i`` drawn lazily as integers: its first 62 bits give float64 bounds of every
+    key (with the relative margin :data:`_KEY_MARGIN`), and the top ``k`` is returned when
+    those bounds decide it (every selected key's lower bound above every other key's upper
+    bound). Otherwise (probability at most about ``2 * m * 2**-40 * (1 + max |key|)`` for m
+    candidates, a bound independent of the data) the candidates the bounds cannot rule
+    out are decided exactly: more bits of their ``U_i`` and the keys computed with
+    :mod:`decimal` at increasing precision (:func:`_top_exact`). The float path does a
+    fixed amount of work per candidate (one 62-bit word, a few logarithms).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    score : ndarray of shape (m,) or (m, p)
+        Candidate scores (utilities); ``p`` independent mechanisms over axis 0.
+    scale : float
+        The factor of the scores, > 0 (``epsilon / (2 sensitivity)`` for the exponential mechanism).
+    weight : None, ndarray or tuple (hi, lo) of ndarrays, same shape as ``score``
+        Base-measure weights ``w_i >= 0`` (``None``: 1), or ``w_i = hi_i - lo_i`` computed
+        exactly (interval lengths). Candidates of weight 0 are never returned.
+    k : int, default=1
+        Number of candidates returned per mechanism (``<= m``, at most the number of
+        candidates of positive weight).
+
+    Returns
+    -------
+    idx : ndarray of int64
+        ``k = 1``: shape ``()`` (1-D score) or ``(p,)``; ``k > 1``: shape ``(k,)`` or ``(k, p)``,
+        the selected indices in no particular order.
+    """
+    score = np.asarray(score, dtype=np.float64)
+    one_d = score.ndim == 1
+    S = score[:, None] if one_d else score
+    m, p = S.shape
+    lw, exact_w = _log_weight(weight)
+    cs = float(scale) * S
+    L = cs if lw is None else cs + (lw[:, None] if one_d else lw)
+    w = rng.integers(0, _W, size=(m, p), dtype=_I64)
+    g_hi = _gumbel_at(w, 1)
+    up = L + g_hi
+    up[~np.isfinite(L)] = -np.inf  # weight 0: never returned (and no NaN from -inf + inf)
+    # one margin per mechanism, for every candidate of positive weight
+    size = np.abs(cs) + (0.0 if lw is None else np.abs(np.where(np.isfinite(L), lw[:, None] if one_d else lw, 0.0)))
+    fin = np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
+    margin = _KEY_MARGIN * (3.0 + np.max(np.where(np.isfinite(L), size, 0.0), axis=0) + np.max(fin, axis=0) + 50.0)
+    cols = np.arange(p)
+    if k == 1:
+        sel = np.argmax(up, axis=0)[None, :]
+    else:
+        sel = np.argpartition(-up, k - 1, axis=0)[:k]
+    lo_sel = L[sel, cols] + _gumbel_at(w[sel, cols], 0) - margin  # G(w / 2**62) <= G(U) of the selected
+    rest = up.copy()
+    rest[sel, cols] = -np.inf
+    ok = np.min(lo_sel, axis=0) > np.max(rest, axis=0) + margin
+    ok &= np.all(np.isfinite(L[sel, cols]), axis=0)
+    for j in np.flatnonzero(~ok):
+        cut = np.min(lo_sel[:, j])
+        pool = np.flatnonzero(np.isfinite(L[:, j]) & (up[:, j] + margin[j] >= cut))
+        pool = np.union1d(pool, sel[:, j][np.isfinite(L[sel[:, j], j])])
+        exact_of = (lambda i, j=j: (exact_w(i if one_d else (i, j)), float(scale), float(S[i, j])))
+        sel[:, j] = _top_exact(rng, pool, w[pool, j], exact_of, k)
+    return sel[0, 0] if (one_d and k == 1) else (sel[0] if k == 1 else (sel[:, 0] if one_d else sel))
+
+
+def _key_bounds(u_w, bits, logit, size, digits):
+    """Decimal bounds of ``logit + G(U)`` for U in ``[u_w, u_w + 1) / 2**bits`` (``logit`` a Decimal,
+    ``size`` the sum of the magnitudes of its parts)."""
+    import decimal
+
+    D = decimal.Decimal
+    out = []
+    for plus in (0, 1):
+        num = u_w + plus
+        if num == 0:
+            out.append(D("-Infinity"))
+            continue
+        if num == 2**bits:
+            out.append(D("Infinity"))
+            continue
+        e = -(D(num) / D(2**bits)).ln()  # relative error <= 10**-(digits+8): see _top_exact
+        g = -e.ln()
+        key = logit + g
+        tol = (size + abs(logit) + abs(g) + 1) * D(10) ** -digits
+        out.append(key - tol if plus == 0 else key + tol)
+    return out
+
+
+def _top_exact(rng, pool, w, exact_of, k):
+    """The top ``k`` keys among ``pool`` decided exactly (the slow path of :func:`gumbel_top`).
+
+    Candidate ``i``'s key is ``ln(hi - lo) + scale * score + G(U_i)`` (``exact_of(i)`` ->
+    ``((hi, lo) or None, scale, score)``, floats read exactly), ``U_i`` known by its first
+    ``bits`` bits. Every quantity is computed with :mod:`decimal` at precision
+    ``digits + 0.302 bits + 12``, so that ``-ln U`` (at least ``2**-bits`` unless U's bits
+    are all ones) has relative error below ``10**-(digits + 8)`` and each key bound
+    (:func:`_key_bounds`) errs by less than its tolerance ``10**-digits (1 + |parts|)``. A
+    candidate is in when fewer than ``k`` others can exceed it, out when ``k`` others
+    surely do; the undecided ones draw 62 more bits, and ``digits`` grows by 20, until the
+    top ``k`` is decided (ties have probability 0).
+    """
+    import decimal
+
+    D = decimal.Decimal
+    pool = [int(i) for i in pool]
+    state = {i: [int(v), 62] for i, v in zip(pool, w)}
+    digits = 30
+    while True:
+        bits = max(b for _, b in state.values())
+        with decimal.localcontext() as ctx:
+            ctx.prec = digits + math.ceil(0.302 * bits) + 12
+            bounds = {}
+            for i in pool:
+                wt, sc, s = exact_of(i)
+                logit = D(sc) * D(s)
+                size = abs(logit)
+                if wt is not None:
+                    lw = (D(wt[0]) - D(wt[1])).ln()
+                    logit, size = logit + lw, size + abs(lw)
+                bounds[i] = _key_bounds(state[i][0], state[i][1], logit, size, digits)
+        inside, undecided = [], []
+        for i in pool:
+            above = sum(1 for j in pool if j != i and bounds[j][1] > bounds[i][0])  # others that may beat i
+            surely = sum(1 for j in pool if j != i and bounds[j][0] > bounds[i][1])  # others that surely beat i
+            if above < k:
+                inside.append(i)
+            elif surely < k:
+                undecided.append(i)
+        if len(inside) == k:
+            return np.array(inside, dtype=_I64)
+        for i in undecided:
+            s = state[i]
+            s[0] = (s[0] << 62) | int(rng.integers(0, _W))
+            s[1] += 62
+        digits += 20
+
+
+def uniform_on_grid(rng, left, right, gamma):
+    """Exactly uniform points of ``[left_i, right_i]`` rounded to the grid ``gamma Z``: the integers k_i.
+
+    ``left``, ``right`` (float64, ``left < right``) and the power of two ``gamma`` are read as
+    exact dyadic rationals on a common lattice of spacing ``2**-e`` that also holds the cell
+    edges ``(k +- 1/2) gamma``; a uniform lattice cell ``[x, x + 2**-e)`` of ``[left, right)``
+    (:func:`_uniform_py`, exact) lies inside one grid cell, whose index is returned. The
+    release ``k gamma`` is a function of the integer k: the float64 bits of the exact
+    point are never released.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    left, right : ndarray of float64, shape (p,)
+    gamma : float or ndarray of float64, shape (p,)
+        Powers of two.
+
+    Returns
+    -------
+    k : ndarray of int64, shape (p,)
+    """
+    left, right = np.atleast_1d(np.asarray(left, dtype=np.float64)), np.atleast_1d(np.asarray(right, dtype=np.float64))
+    gam = np.broadcast_to(np.asarray(gamma, dtype=np.float64), left.shape)
+    out = np.empty(left.size, dtype=_I64)
+    for i in range(left.size):
+        (nl, dl), (nr, dr), (ng, dg) = (float(v).as_integer_ratio() for v in (left[i], right[i], gam[i]))
+        den = max(dl, dr, 2 * dg)  # powers of two: the lcm
+        a, b, g = nl * (den // dl), nr * (den // dr), ng * (den // dg)
+        x = a + _uniform_py(rng, b - a)
+        out[i] = (2 * x + g) // (2 * g)  # floor(x / g + 1/2), g even on this lattice
+    return out
