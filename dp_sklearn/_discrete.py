@@ -395,7 +395,7 @@ def _log_weight(weight):
         return np.log(w), lambda i: (float(w[i]), 0.0)
 
 
-def gumbel_top(rng, score, scale, weight=None, k=1):
+def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
     """Exact exponential mechanism: the top ``k`` of ``ln w_i + scale * score_i + G_i``, G_i i.i.d. Gumbel.
 
     With ``k = 1``, index ``i`` is returned with probability exactly proportional to
@@ -406,11 +406,12 @@ def gumbel_top(rng, score, scale, weight=None, k=1):
     uniform ``U_i`` drawn lazily as integers: its first 62 bits give float64 bounds of every
     key (with the relative margin :data:`_KEY_MARGIN`), and the top ``k`` is returned when
     those bounds decide it (every selected key's lower bound above every other key's upper
-    bound). Otherwise (probability at most about ``2 * m * 2**-40 * (1 + max |key|)`` for m
-    candidates, a bound independent of the data) the candidates the bounds cannot rule
-    out are decided exactly: more bits of their ``U_i`` and the keys computed with
-    :mod:`decimal` at increasing precision (:func:`_top_exact`). The float path does a
-    fixed amount of work per candidate (one 62-bit word, a few logarithms).
+    bound). Otherwise (for k = 1, probability at most about ``2 * margin + m * 2**-60`` for
+    m candidates: the log-gap of the two largest keys is below ``x`` with probability at
+    most ``e**x - 1`` whatever the scores) the candidates the bounds cannot rule out are
+    decided exactly: more bits of their ``U_i`` and the keys computed with :mod:`decimal`
+    at increasing precision (:func:`_top_exact`). The float path does a fixed amount of
+    work per candidate (one 62-bit word, a few logarithms).
 
     Parameters
     ----------
@@ -425,45 +426,69 @@ def gumbel_top(rng, score, scale, weight=None, k=1):
     k : int, default=1
         Number of candidates returned per mechanism (``<= m``, at most the number of
         candidates of positive weight).
+    starts : ndarray of int or None, default=None
+        For a 1-D ``score`` and ``k = 1``: independent mechanisms over the segments
+        ``score[starts[j]:starts[j + 1]]`` (increasing, ``starts[0] = 0``, none empty).
 
     Returns
     -------
     idx : ndarray of int64
-        ``k = 1``: shape ``()`` (1-D score) or ``(p,)``; ``k > 1``: shape ``(k,)`` or ``(k, p)``,
-        the selected indices in no particular order.
+        ``k = 1``: shape ``()`` (1-D score), ``(p,)`` (2-D) or ``(len(starts),)`` (flat
+        indices); ``k > 1``: shape ``(k,)`` or ``(k, p)``, the selected indices in no
+        particular order.
     """
     score = np.asarray(score, dtype=np.float64)
-    one_d = score.ndim == 1
-    S = score[:, None] if one_d else score
-    m, p = S.shape
+    if score.ndim == 2:
+        m, p = score.shape
+        if weight is not None:
+            weight = tuple(np.asarray(a, dtype=np.float64).T.ravel() for a in weight) if isinstance(weight, tuple) \
+                else np.asarray(weight, dtype=np.float64).T.ravel()
+        flat = score.T.ravel()
+        if k == 1:
+            return gumbel_top(rng, flat, scale, weight, 1, np.arange(p) * m) - np.arange(p) * m
+        return np.stack([gumbel_top(rng, score[:, j], scale, None if weight is None else
+                                    (tuple(a[j * m:(j + 1) * m] for a in weight) if isinstance(weight, tuple)
+                                     else weight[j * m:(j + 1) * m]), k) for j in range(p)], axis=1)
+    single = starts is None
+    starts = np.zeros(1, dtype=np.intp) if single else np.asarray(starts, dtype=np.intp)
+    m = score.size
+    sizes = np.diff(np.append(starts, m))
+    seg = np.repeat(np.arange(starts.size), sizes)
     lw, exact_w = _log_weight(weight)
-    cs = float(scale) * S
-    L = cs if lw is None else cs + (lw[:, None] if one_d else lw)
-    w = rng.integers(0, _W, size=(m, p), dtype=_I64)
+    cs = float(scale) * score
+    L = cs if lw is None else cs + lw
+    fin_L = np.isfinite(L)
+    w = rng.integers(0, _W, size=m, dtype=_I64)
     g_hi = _gumbel_at(w, 1)
     up = L + g_hi
-    up[~np.isfinite(L)] = -np.inf  # weight 0: never returned (and no NaN from -inf + inf)
-    # one margin per mechanism, for every candidate of positive weight
-    size = np.abs(cs) + (0.0 if lw is None else np.abs(np.where(np.isfinite(L), lw[:, None] if one_d else lw, 0.0)))
-    fin = np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
-    margin = _KEY_MARGIN * (3.0 + np.max(np.where(np.isfinite(L), size, 0.0), axis=0) + np.max(fin, axis=0) + 50.0)
-    cols = np.arange(p)
+    up[~fin_L] = -np.inf  # weight 0: never returned (and no NaN from -inf + inf)
+    # one margin per mechanism, valid for every candidate of positive weight
+    size = np.abs(cs) if lw is None else np.abs(cs) + np.abs(np.where(fin_L, lw, 0.0))
+    size[~fin_L] = 0.0
+    size += np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
+    margin = _KEY_MARGIN * (53.0 + np.maximum.reduceat(size, starts))
     if k == 1:
-        sel = np.argmax(up, axis=0)[None, :]
+        top = np.maximum.reduceat(up, starts)
+        hit = np.flatnonzero(up == top[seg])
+        sel = hit[np.unique(seg[hit], return_index=True)[1]][None, :]  # the first maximum of each segment
     else:
-        sel = np.argpartition(-up, k - 1, axis=0)[:k]
-    lo_sel = L[sel, cols] + _gumbel_at(w[sel, cols], 0) - margin  # G(w / 2**62) <= G(U) of the selected
+        if not single:
+            raise ValueError("k > 1 is for one mechanism (starts=None).")
+        sel = np.argpartition(-up, k - 1)[:k][:, None]
+    lo_sel = L[sel] + _gumbel_at(w[sel], 0) - margin  # G(w / 2**62) <= G(U) of the selected
     rest = up.copy()
-    rest[sel, cols] = -np.inf
-    ok = np.min(lo_sel, axis=0) > np.max(rest, axis=0) + margin
-    ok &= np.all(np.isfinite(L[sel, cols]), axis=0)
+    rest[sel] = -np.inf
+    ok = np.min(lo_sel, axis=0) > np.maximum.reduceat(rest, starts) + margin
+    ok &= np.all(fin_L[sel], axis=0)
     for j in np.flatnonzero(~ok):
         cut = np.min(lo_sel[:, j])
-        pool = np.flatnonzero(np.isfinite(L[:, j]) & (up[:, j] + margin[j] >= cut))
-        pool = np.union1d(pool, sel[:, j][np.isfinite(L[sel[:, j], j])])
-        exact_of = (lambda i, j=j: (exact_w(i if one_d else (i, j)), float(scale), float(S[i, j])))
-        sel[:, j] = _top_exact(rng, pool, w[pool, j], exact_of, k)
-    return sel[0, 0] if (one_d and k == 1) else (sel[0] if k == 1 else (sel[:, 0] if one_d else sel))
+        a, b = starts[j], starts[j] + sizes[j]
+        pool = a + np.flatnonzero(fin_L[a:b] & (up[a:b] + margin[j] >= cut))
+        pool = np.union1d(pool, sel[:, j][fin_L[sel[:, j]]])
+        sel[:, j] = _top_exact(rng, pool, w[pool], lambda i: (exact_w(i), float(scale), float(score[i])), k)
+    if k > 1:
+        return sel[:, 0]
+    return sel[0, 0] if single else sel[0]
 
 
 def _key_bounds(u_w, bits, logit, size, digits):

@@ -43,10 +43,12 @@ import threading
 
 import numpy as np
 
+from . import _discrete
 from ._discrete import CryptoGenerator, discrete_gaussian, discrete_laplace
+from ._discrete import gumbel_top as _gumbel_top, uniform_on_grid as _uniform_on_grid
 
 __all__ = ["GRID_BITS", "grid", "grid_scale", "snap", "gaussian", "laplace", "add_gaussian", "add_laplace",
-           "gaussian_stream",
+           "gaussian_stream", "EM_GRID_BITS", "exponential_mechanism", "em_grid", "uniform_point", "em_stream",
            "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
 
 #: The grid of a scale ``s`` is ``2 ** (floor(log2 s) - GRID_BITS)``: the noise is a
@@ -348,6 +350,97 @@ def gaussian_stream(rng, scale, sensitivity, size, count, norm=2):
         grid ``gamma``.
     """
     return _Stream(discrete_gaussian, norm, rng, scale, sensitivity, size, count)
+
+
+# -------------------------------------------------------------- exponential mechanism
+#: The grid of a point released inside an interval of the exponential mechanism (quantiles)
+#: is ``2 ** (floor(log2 width) - EM_GRID_BITS)`` for the public search range's ``width``.
+EM_GRID_BITS = 40
+
+
+def exponential_mechanism(rng, score, scale, weight=None, k=1, starts=None):
+    """Exact exponential mechanism: index i with probability proportional to ``w_i exp(scale * score_i)``.
+
+    Gumbel-max with Gumbel noise that is an exact function of lazily drawn uniform
+    integers, decided in float64 when a certified enclosure decides it and exactly
+    (:mod:`decimal`) otherwise: :func:`dp_sklearn._discrete.gumbel_top`, where the
+    parameters are described. ``score``, ``scale`` and ``weight`` are read as the exact
+    rationals their float64 values are; the caller's privacy claim is about those numbers
+    (sensitivity of ``score`` times ``scale`` at most ``epsilon / 2``).
+    """
+    return _gumbel_top(rng, score, scale, weight=weight, k=k, starts=starts)
+
+
+def em_grid(width):
+    """The public grid of a point released in a search range of width ``width`` (:data:`EM_GRID_BITS`)."""
+    width = np.asarray(width, dtype=np.float64)
+    return np.ldexp(1.0, np.frexp(width)[1] - 1 - EM_GRID_BITS)
+
+
+def uniform_point(rng, left, right, gamma):
+    """A uniform point of each ``[left_i, right_i]``, exact, rounded to the grid ``gamma`` (a power of two).
+
+    Returns ``k_i * gamma`` with k_i an integer (:func:`dp_sklearn._discrete.uniform_on_grid`):
+    the release is a function of the integer, never of the float64 bits of ``left`` or
+    ``right``; it is post-processing of the continuous exponential mechanism's point.
+    """
+    return _uniform_on_grid(rng, left, right, gamma).astype(np.float64) * gamma
+
+
+class _EMStream:
+    """``count`` exponential mechanisms over ``size`` candidates, their Gumbel bounds drawn ahead in blocks."""
+
+    def __init__(self, rng, size, count):
+        self._rng, self._size, self._left = rng, int(size), max(int(count), 1)
+        self._i, self._rows = 0, 0
+
+    def _refill(self):
+        rows = min(self._left, max(_STREAM_CHUNK // self._size, 1))
+        self._left = max(self._left - rows, 1)
+        self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
+        self._hi = _discrete._gumbel_at(self._w, 1)
+        self._lo = _discrete._gumbel_at(self._w, 0)
+        fin = np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0)
+        self._gmax = fin.max(axis=1)
+        self._i, self._rows = 0, rows
+
+    def argmax(self, score, scale):
+        """Index i with probability proportional to ``exp(scale * score_i)`` (``score`` of ``size`` entries, finite).
+
+        The same mechanism as :func:`exponential_mechanism` (same float enclosure and exact
+        slow path) with this step's row of pre-drawn uniforms.
+        """
+        if self._i == self._rows:
+            self._refill()
+        i = self._i
+        self._i += 1
+        w, hi = self._w[i], self._hi[i]
+        cs = np.multiply(score, float(scale))
+        up = cs + hi
+        j = int(up.argmax())
+        margin = _discrete._KEY_MARGIN * (53.0 + float(np.abs(cs).max()) + self._gmax[i])
+        lo = cs[j] + self._lo[i, j] - margin
+        top = up[j]
+        up[j] = -np.inf
+        if lo > up.max() + margin:
+            return j
+        up[j] = top
+        pool = np.flatnonzero(up + margin >= lo)
+        pool = np.union1d(pool, [j])
+        return int(_discrete._top_exact(self._rng, pool, w[pool],
+                                        lambda t: (None, float(scale), float(score[t])), 1)[0])
+
+
+def em_stream(rng, size, count):
+    """``count`` exponential mechanisms over ``size`` candidates (iterative selection, e.g. Frank-Wolfe).
+
+    ``stream.argmax(score, scale)`` returns index i with probability proportional to
+    ``exp(scale * score_i)``, exactly (as :func:`exponential_mechanism`); the uniforms of
+    up to :data:`_STREAM_CHUNK` candidates are drawn, and their float Gumbel bounds
+    computed, in one call. The uniforms are independent of the data, so drawing them
+    ahead changes nothing in the distribution of the selections.
+    """
+    return _EMStream(rng, size, count)
 
 
 # ------------------------------------------------------------- still floating point
