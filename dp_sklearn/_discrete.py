@@ -438,6 +438,8 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
         particular order.
     """
     score = np.asarray(score, dtype=np.float64)
+    if score.ndim == 2 and k == 1:
+        return _argmax_columns(rng, score, scale, weight)
     if score.ndim == 2:
         m, p = score.shape
         if weight is not None:
@@ -489,6 +491,36 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
     if k > 1:
         return sel[:, 0]
     return sel[0, 0] if single else sel[0]
+
+
+def _argmax_columns(rng, score, scale, weight):
+    """:func:`gumbel_top` with ``k = 1`` for a 2-D ``score``: one mechanism per column, the same steps."""
+    m, p = score.shape
+    lw, exact_w = _log_weight(weight)
+    cs = float(scale) * score
+    L = cs if lw is None else cs + lw
+    fin_L = np.isfinite(L)
+    w = rng.integers(0, _W, size=(p, m), dtype=_I64).T  # the draws of the flat (column-major) layout
+    g_hi = _gumbel_at(w, 1)
+    up = L + g_hi
+    up[~fin_L] = -np.inf
+    size = np.abs(cs) if lw is None else np.abs(cs) + np.abs(np.where(fin_L, lw, 0.0))
+    size[~fin_L] = 0.0
+    size += np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
+    margin = _KEY_MARGIN * (53.0 + size.max(axis=0))
+    cols = np.arange(p)
+    sel = up.argmax(axis=0)
+    lo_sel = L[sel, cols] + _gumbel_at(w[sel, cols], 0) - margin
+    top = up[sel, cols]
+    up[sel, cols] = -np.inf
+    ok = (lo_sel > up.max(axis=0) + margin) & fin_L[sel, cols]
+    up[sel, cols] = top
+    for j in np.flatnonzero(~ok):
+        pool = np.flatnonzero(fin_L[:, j] & (up[:, j] + margin[j] >= lo_sel[j]))
+        pool = np.union1d(pool, [sel[j]])
+        sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale), float(score[i, j])),
+                            1)[0]
+    return sel
 
 
 def _key_bounds(u_w, bits, logit, size, digits):
