@@ -406,9 +406,10 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
     uniform ``U_i`` drawn lazily as integers: its first 62 bits give float64 bounds of every
     key (with the relative margin :data:`_KEY_MARGIN`), and the top ``k`` is returned when
     those bounds decide it (every selected key's lower bound above every other key's upper
-    bound). Otherwise (for k = 1, probability at most about ``2 * margin + m * 2**-60`` for
-    m candidates: the log-gap of the two largest keys is below ``x`` with probability at
-    most ``e**x - 1`` whatever the scores) the candidates the bounds cannot rule out are
+    bound). Otherwise (for k = 1, when the two largest keys are within three margins plus
+    the widths of their uniforms' cells: about ``3 * 2**-40 (53 + |their keys' parts|) +
+    m * 2**-56``, since the log-gap of the two largest keys is below ``x`` with probability
+    at most ``e**x - 1`` whatever the scores; ``docs/privacy.md``) the candidates the bounds cannot rule out are
     decided exactly: more bits of their ``U_i`` and the keys computed with :mod:`decimal`
     at increasing precision (:func:`_top_exact`). The float path does a fixed amount of
     work per candidate (one 62-bit word, a few logarithms).
@@ -464,11 +465,13 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
     g_hi = _gumbel_at(w, 1)
     up = L + g_hi
     up[~fin_L] = -np.inf  # weight 0: never returned (and no NaN from -inf + inf)
-    # one margin per mechanism, valid for every candidate of positive weight
+    # each candidate's margin: _KEY_MARGIN times (53 + the magnitudes of its key's float parts;
+    # 53 covers |G| <= 44 of the lower bound and the constant error terms)
     size = np.abs(cs) if lw is None else np.abs(cs) + np.abs(np.where(fin_L, lw, 0.0))
-    size[~fin_L] = 0.0
     size += np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
-    margin = _KEY_MARGIN * (53.0 + np.maximum.reduceat(size, starts))
+    size += 53.0
+    size *= _KEY_MARGIN
+    upm = up + size  # upper bounds of the keys (-inf for weight 0)
     if k == 1:
         top = np.maximum.reduceat(up, starts)
         hit = np.flatnonzero(up == top[seg])
@@ -477,15 +480,15 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
         if not single:
             raise ValueError("k > 1 is for one mechanism (starts=None).")
         sel = np.argpartition(-up, k - 1)[:k][:, None]
-    lo_sel = L[sel] + _gumbel_at(w[sel], 0) - margin  # G(w / 2**62) <= G(U) of the selected
-    rest = up.copy()
+    lo_sel = L[sel] + _gumbel_at(w[sel], 0) - size[sel]  # lower bounds: G(w / 2**62) <= G(U)
+    rest = upm.copy()
     rest[sel] = -np.inf
-    ok = np.min(lo_sel, axis=0) > np.maximum.reduceat(rest, starts) + margin
+    ok = np.min(lo_sel, axis=0) > np.maximum.reduceat(rest, starts)
     ok &= np.all(fin_L[sel], axis=0)
     for j in np.flatnonzero(~ok):
         cut = np.min(lo_sel[:, j])
         a, b = starts[j], starts[j] + sizes[j]
-        pool = a + np.flatnonzero(fin_L[a:b] & (up[a:b] + margin[j] >= cut))
+        pool = a + np.flatnonzero(fin_L[a:b] & (upm[a:b] >= cut))
         pool = np.union1d(pool, sel[:, j][fin_L[sel[:, j]]])
         sel[:, j] = _top_exact(rng, pool, w[pool], lambda i: (exact_w(i), float(scale), float(score[i])), k)
     if k > 1:
@@ -505,18 +508,17 @@ def _argmax_columns(rng, score, scale, weight):
     up = L + g_hi
     up[~fin_L] = -np.inf
     size = np.abs(cs) if lw is None else np.abs(cs) + np.abs(np.where(fin_L, lw, 0.0))
-    size[~fin_L] = 0.0
     size += np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
-    margin = _KEY_MARGIN * (53.0 + size.max(axis=0))
+    size += 53.0
+    size *= _KEY_MARGIN  # each candidate's margin (see gumbel_top)
     cols = np.arange(p)
     sel = up.argmax(axis=0)
-    lo_sel = L[sel, cols] + _gumbel_at(w[sel, cols], 0) - margin
-    top = up[sel, cols]
+    lo_sel = L[sel, cols] + _gumbel_at(w[sel, cols], 0) - size[sel, cols]
+    up += size  # upper bounds of the keys
     up[sel, cols] = -np.inf
-    ok = (lo_sel > up.max(axis=0) + margin) & fin_L[sel, cols]
-    up[sel, cols] = top
+    ok = (lo_sel > up.max(axis=0)) & fin_L[sel, cols]
     for j in np.flatnonzero(~ok):
-        pool = np.flatnonzero(fin_L[:, j] & (up[:, j] + margin[j] >= lo_sel[j]))
+        pool = np.flatnonzero(fin_L[:, j] & (up[:, j] >= lo_sel[j]))
         pool = np.union1d(pool, [sel[j]])
         sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale), float(score[i, j])),
                             1)[0]

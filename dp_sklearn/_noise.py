@@ -400,8 +400,7 @@ class _EMStream:
         self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
         self._hi = _discrete._gumbel_at(self._w, 1)
         self._lo = _discrete._gumbel_at(self._w, 0)
-        fin = np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0)
-        self._gmax = fin.max(axis=1)
+        self._ghi = np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0) + 53.0  # |G| + 53 of each margin
         self._i, self._rows = 0, rows
 
     def argmax(self, score, scale):
@@ -418,15 +417,17 @@ class _EMStream:
         cs = np.multiply(score, float(scale))
         up = cs + hi
         j = int(up.argmax())
-        margin = _discrete._KEY_MARGIN * (53.0 + float(np.abs(cs).max()) + self._gmax[i])
-        lo = cs[j] + self._lo[i, j] - margin
+        size = np.abs(cs)
+        size += self._ghi[i]
+        size *= _discrete._KEY_MARGIN  # each candidate's margin (``_discrete.gumbel_top``)
+        lo = cs[j] + self._lo[i, j] - size[j]
+        up += size  # upper bounds of the keys
         top = up[j]
         up[j] = -np.inf
-        if lo > up.max() + margin:
+        if lo > up.max():
             return j
         up[j] = top
-        pool = np.flatnonzero(up + margin >= lo)
-        pool = np.union1d(pool, [j])
+        pool = np.union1d(np.flatnonzero(up >= lo), [j])
         return int(_discrete._top_exact(self._rng, pool, w[pool],
                                         lambda t: (None, float(scale), float(score[t])), 1)[0])
 
