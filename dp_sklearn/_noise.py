@@ -24,10 +24,16 @@ Gaussian or the scale ``b`` of the Laplace, in the units of the value):
   of :func:`add_gaussian`, the noise of many drawn in one sampler call (iterative solvers).
 * :func:`gaussian` ``(rng, scale, size)`` and :func:`laplace` ``(rng, scale, size)``:
   noise alone, on the grid, for noise that enters an objective rather than a sum.
-* :func:`gumbel` ``(rng, size)``, :func:`exponential` ``(rng, size)`` and
-  :func:`norm_gamma` ``(rng, dim, scale)``: the exponential mechanism's Gumbel-max
-  and the norm-Gamma of output/objective perturbation; these remain floating point
-  (``docs/privacy.md``, Numeric model).
+* :func:`exponential_mechanism` ``(rng, score, scale, weight=None, k=1, starts=None)``:
+  the exact exponential mechanism (index i with probability proportional to
+  ``w_i exp(scale * score_i)``; Gumbel-max with Gumbel noise that is an exact function of
+  uniform integers, :func:`dp_sklearn._discrete.gumbel_top`), :func:`em_stream` for
+  iterative selections, and :func:`uniform_point` / :func:`em_grid`: an exact uniform
+  point of an interval rounded to a public grid (the quantiles' released point).
+* :func:`norm_gamma` ``(rng, dim, scale)``: the norm-Gamma of output/objective
+  perturbation, still floating point (``docs/privacy.md``, Numeric model);
+  :func:`gumbel` and :func:`exponential` (float) are kept for callers outside the
+  mechanisms and are no longer used by any release.
 
 The grid of a scale is :func:`grid` (a power of two ``2**-GRID_BITS`` below the scale,
 a public function of the scale only). Only ``Generator.integers`` is used by the
@@ -446,12 +452,12 @@ def em_stream(rng, size, count):
 
 # ------------------------------------------------------------- still floating point
 def exponential(rng, size=None):
-    """Standard exponential draws (floating point; the exponential mechanism's Gumbel as ``-log E``)."""
+    """Standard exponential draws (floating point; no release uses them: see :func:`exponential_mechanism`)."""
     return rng.standard_exponential(size=size)
 
 
 def gumbel(rng, size=None):
-    """Standard Gumbel draws (floating point; Gumbel-max selection, see ``docs/privacy.md``)."""
+    """Standard Gumbel draws (floating point; no release uses them: see :func:`exponential_mechanism`)."""
     return rng.gumbel(size=size)
 
 
