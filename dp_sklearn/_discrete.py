@@ -371,13 +371,19 @@ def _gumbel_at(w, plus):
     within a few ``2**-53`` plus the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
     k = w + plus if plus else w
-    out = np.empty(k.shape)
-    small = k < 2**61
-    with np.errstate(divide="ignore"):
-        out[small] = -np.log(k[small].astype(np.float64) * 2.0**-62)
-        out[~small] = -np.log1p((k[~small] - _W).astype(np.float64) * 2.0**-62)
-        np.log(out, out=out)
+    kc = np.clip(k, 1, _W - 1)  # the ends (U = 0 or 1, probability 2**-62) are set below
+    small = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
+    np.log(small, out=small)
+    out = (kc - _W).astype(np.float64)
+    out *= 2.0**-62
+    np.maximum(out, -0.5, out=out)  # u >= 1/2 here; the others take the value of ``small``
+    np.log1p(out, out=out)
+    np.copyto(out, small, where=kc < 2**61)
+    np.negative(out, out=out)  # -ln u > 0
+    np.log(out, out=out)
     np.negative(out, out=out)
+    np.copyto(out, -np.inf, where=k == 0)
+    np.copyto(out, np.inf, where=k == _W)
     return out
 
 
@@ -387,12 +393,14 @@ def _log_weight(weight):
         return None, lambda i: None
     if isinstance(weight, tuple):
         hi, lo = (np.asarray(a, dtype=np.float64) for a in weight)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lw = np.log(hi - lo)  # hi - lo rounded: relative error 2**-53, absolute 2**-53 after log
+        d = hi - lo  # rounded: relative error 2**-53, absolute 2**-53 after log
+        lw = np.full(d.shape, -np.inf)
+        np.log(d, out=lw, where=d > 0)
         return lw, lambda i: (float(hi[i]), float(lo[i]))
     w = np.asarray(weight, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        return np.log(w), lambda i: (float(w[i]), 0.0)
+    lw = np.full(w.shape, -np.inf)
+    np.log(w, out=lw, where=w > 0)
+    return lw, lambda i: (float(w[i]), 0.0)
 
 
 def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
@@ -600,17 +608,22 @@ def _top_exact(rng, pool, w, exact_of, k):
 def uniform_on_grid(rng, left, right, gamma):
     """Exactly uniform points of ``[left_i, right_i]`` rounded to the grid ``gamma Z``: the integers k_i.
 
-    ``left``, ``right`` (float64, ``left < right``) and the power of two ``gamma`` are read as
-    exact dyadic rationals on a common lattice of spacing ``2**-e`` that also holds the cell
-    edges ``(k +- 1/2) gamma``; a uniform lattice cell ``[x, x + 2**-e)`` of ``[left, right)``
-    (:func:`_uniform_py`, exact) lies inside one grid cell, whose index is returned. The
-    release ``k gamma`` is a function of the integer k: the float64 bits of the exact
-    point are never released.
+    ``k = floor(A + (B - A) U)`` with ``A = left / gamma + 1/2``, ``B = right / gamma + 1/2``
+    (``left``, ``right``, ``gamma`` read as exact dyadic rationals) and U uniform on [0, 1),
+    known by its first 124 bits ``w`` (two 62-bit words per point, drawn for all points in
+    one call): k is returned when ``[A + (B - A) w / 2**124, A + (B - A) (w + 1) / 2**124)``
+    holds no integer, which fails with probability at most ``(B - A) 2**-124`` (below
+    ``2**-80`` on the grids of :func:`dp_sklearn._noise.em_grid`); otherwise more bits of U
+    are drawn until it does. The comparisons are exact (Python integers). The release
+    ``k gamma`` is a function of the integer k: the float64 bits of the exact point are
+    never released. The randomness drawn is fixed (two words per point) unless that rare
+    case occurs.
 
     Parameters
     ----------
     rng : numpy.random.Generator
     left, right : ndarray of float64, shape (p,)
+        ``left < right``.
     gamma : float or ndarray of float64, shape (p,)
         Powers of two.
 
@@ -620,11 +633,20 @@ def uniform_on_grid(rng, left, right, gamma):
     """
     left, right = np.atleast_1d(np.asarray(left, dtype=np.float64)), np.atleast_1d(np.asarray(right, dtype=np.float64))
     gam = np.broadcast_to(np.asarray(gamma, dtype=np.float64), left.shape)
+    words = rng.integers(0, _W, size=(left.size, 2), dtype=_I64)
     out = np.empty(left.size, dtype=_I64)
     for i in range(left.size):
         (nl, dl), (nr, dr), (ng, dg) = (float(v).as_integer_ratio() for v in (left[i], right[i], gam[i]))
-        den = max(dl, dr, 2 * dg)  # powers of two: the lcm
-        a, b, g = nl * (den // dl), nr * (den // dr), ng * (den // dg)
-        x = a + _uniform_py(rng, b - a)
-        out[i] = (2 * x + g) // (2 * g)  # floor(x / g + 1/2), g even on this lattice
+        den = max(dl, dr, 2 * dg)  # powers of two: the lcm; A = a / g, B = b / g
+        g = ng * (den // dg)
+        a, b = nl * (den // dl) + g // 2, nr * (den // dr) + g // 2
+        w, bits = (int(words[i, 0]) << 62) | int(words[i, 1]), 124
+        while True:  # X = (a + (b - a) U) / g; U in [w, w + 1) / 2**bits
+            q = g << bits
+            lo = (a << bits) + (b - a) * w
+            hi = lo + (b - a)
+            if lo // q == (hi - 1) // q:
+                out[i] = lo // q
+                break
+            w, bits = (w << 62) | int(rng.integers(0, _W)), bits + 62
     return out

@@ -406,7 +406,7 @@ class _EMStream:
         self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
         self._hi = _discrete._gumbel_at(self._w, 1)
         self._lo = _discrete._gumbel_at(self._w, 0)
-        self._ghi = np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0) + 53.0  # |G| + 53 of each margin
+        self._gmax = np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0).max(axis=1) + 53.0
         self._i, self._rows = 0, rows
 
     def argmax(self, score, scale):
@@ -419,23 +419,24 @@ class _EMStream:
             self._refill()
         i = self._i
         self._i += 1
-        w, hi = self._w[i], self._hi[i]
-        cs = np.multiply(score, float(scale))
-        up = cs + hi
+        scale = float(scale)
+        up = np.multiply(score, scale)
+        up += self._hi[i]
         j = int(up.argmax())
-        size = np.abs(cs)
-        size += self._ghi[i]
-        size *= _discrete._KEY_MARGIN  # each candidate's margin (``_discrete.gumbel_top``)
-        lo = cs[j] + self._lo[i, j] - size[j]
-        up += size  # upper bounds of the keys
+        K, g = _discrete._KEY_MARGIN, self._gmax[i]  # g = 53 + max |G| of the step
+        cs = float(score[j]) * scale
+        lo = cs + self._lo[i, j] - K * (abs(cs) + g)
         top = up[j]
         up[j] = -np.inf
-        if lo > up.max():
+        x = float(up[up.argmax()])  # the largest other (argmax: cheaper than max on short vectors)
+        # every other key is at most up_t + K (|scale score_t| + g) <= up_t + K (|up_t| + 2 g) (|G| <= g),
+        # nondecreasing in up_t: its largest value is at the largest up_t
+        if lo > x + K * (abs(x) + 2.0 * g):
             return j
         up[j] = top
-        pool = np.union1d(np.flatnonzero(up >= lo), [j])
-        return int(_discrete._top_exact(self._rng, pool, w[pool],
-                                        lambda t: (None, float(scale), float(score[t])), 1)[0])
+        pool = np.union1d(np.flatnonzero(up + K * (np.abs(up) + 2.0 * g) >= lo), [j])
+        return int(_discrete._top_exact(self._rng, pool, self._w[i, pool],
+                                        lambda t: (None, scale, float(score[t])), 1)[0])
 
 
 def em_stream(rng, size, count):

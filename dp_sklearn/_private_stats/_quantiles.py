@@ -141,27 +141,26 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         T = np.clip(T + dither * (rng.uniform(size=T.shape) - 0.5), t_lo, t_hi)
     edges = np.vstack([t_lo, np.sort(T, axis=0), t_hi])  # (n + 2, p)
     ranks = np.arange(n + 1, dtype=float)[:, None]
-    cols = np.arange(p)
     gamma = _noise.em_grid(t_hi - t_lo)  # public grid of the released point, per column
     hi_w, lo_w = edges[1:], edges[:-1]  # interval lengths, computed exactly by the sampler
     if atoms is not None:
         hi_w = np.vstack([hi_w, np.where(np.isfinite(log_w), atom_weight, 0.0)])
         lo_w = np.vstack([lo_w, np.zeros_like(log_w)])
-    out = np.empty((q.size, p))
-    picked = np.full((q.size, p), np.nan)  # the atom returned, else NaN
-    for k, level in enumerate(q):  # a loop over the few quantile levels only
+    scores = []
+    for level in q:  # the few quantile levels: one mechanism per (level, column), sampled in one call
         target = _target(level, n)
         score = np.broadcast_to(-np.abs(ranks - target), (n + 1, p))  # exact: integers minus a multiple of 2**-10
         if atoms is not None:
             score = np.vstack([score, -np.maximum(0.0, np.maximum(below - target, target - upto))])
-        score = np.broadcast_to(score, hi_w.shape)
-        idx = _noise.exponential_mechanism(rng, score, 0.5 * eps, weight=(hi_w, lo_w))
-        inner = idx <= n  # an interval (else an atom, returned as it is)
-        out[k] = np.nan
-        c = cols[inner]
-        out[k, c] = _noise.uniform_point(rng, edges[idx[c], c], edges[idx[c] + 1, c], gamma[c])
-        if atoms is not None:
-            picked[k] = np.where(idx > n, a[np.maximum(idx - (n + 1), 0)], np.nan)
+        scores.append(score)
+    reps = (1, q.size)
+    idx = _noise.exponential_mechanism(rng, np.hstack(scores), 0.5 * eps,
+                                       weight=(np.tile(hi_w, reps), np.tile(lo_w, reps))).reshape(q.size, p)
+    out = np.full((q.size, p), np.nan)
+    kk, c = np.nonzero(idx <= n)  # an interval (else an atom, returned as it is)
+    i = idx[kk, c]
+    out[kk, c] = _noise.uniform_point(rng, edges[i, c], edges[i + 1, c], gamma[c])
+    picked = np.where(idx > n, a[np.maximum(idx - (n + 1), 0)], np.nan) if atoms is not None else out * np.nan
     if unit is not None:
         out = np.clip(unit * np.sinh(out), lo, hi)  # back to the units of X (clip: rounding only)
     out = np.where(np.isnan(picked), out, picked)  # an atom is returned exactly
