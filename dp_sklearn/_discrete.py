@@ -371,7 +371,8 @@ def _gumbel_at(w, plus):
     within a few ``2**-53`` plus the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
     k = w + plus if plus else w
-    kc = np.clip(k, 1, _W - 1)  # the ends (U = 0 or 1, probability 2**-62) are set below
+    kc = np.maximum(k, 1)  # the ends (U = 0 or 1, probability 2**-62) are set below
+    np.minimum(kc, _W - 1, out=kc)
     small = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
     np.log(small, out=small)
     out = (kc - _W).astype(np.float64)
@@ -384,6 +385,19 @@ def _gumbel_at(w, plus):
     np.negative(out, out=out)
     np.copyto(out, -np.inf, where=k == 0)
     np.copyto(out, np.inf, where=k == _W)
+    return out
+
+
+def _gumbel_lo(w):
+    """:func:`_gumbel_at` ``(w, 0)`` for a few words, with Python's ``math`` (the same libm operations)."""
+    out = np.empty(w.shape)
+    for i, k in enumerate(w.flat):
+        k = int(k)
+        if k == 0:
+            out.flat[i] = -math.inf
+            continue
+        e = -math.log(k * 2.0**-62) if k < 2**61 else -math.log1p(max((k - _W) * 2.0**-62, -0.5))
+        out.flat[i] = -math.log(e)
     return out
 
 
@@ -488,7 +502,8 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
         if not single:
             raise ValueError("k > 1 is for one mechanism (starts=None).")
         sel = np.argpartition(-up, k - 1)[:k][:, None]
-    lo_sel = L[sel] + _gumbel_at(w[sel], 0) - size[sel]  # lower bounds: G(w / 2**62) <= G(U)
+    ws = w[sel]
+    lo_sel = L[sel] + (_gumbel_lo(ws) if ws.size <= 16 else _gumbel_at(ws, 0)) - size[sel]  # G(w / 2**62) <= G(U)
     rest = upm.copy()
     rest[sel] = -np.inf
     ok = np.min(lo_sel, axis=0) > np.maximum.reduceat(rest, starts)
@@ -521,7 +536,8 @@ def _argmax_columns(rng, score, scale, weight):
     size *= _KEY_MARGIN  # each candidate's margin (see gumbel_top)
     cols = np.arange(p)
     sel = up.argmax(axis=0)
-    lo_sel = L[sel, cols] + _gumbel_at(w[sel, cols], 0) - size[sel, cols]
+    ws = w[sel, cols]
+    lo_sel = L[sel, cols] + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0)) - size[sel, cols]
     up += size  # upper bounds of the keys
     up[sel, cols] = -np.inf
     ok = (lo_sel > up.max(axis=0)) & fin_L[sel, cols]

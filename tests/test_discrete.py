@@ -270,3 +270,10 @@ def test_uniform_on_grid_draws_a_fixed_amount_of_randomness():
     _discrete.uniform_on_grid(a, np.array([0.3, 1e-300, -5.0]), np.array([1.7, 3e-300, 7.0]), 2.0**-40)
     _discrete.uniform_on_grid(b, np.array([0.1, 0.2, 0.25]), np.array([0.10000001, 0.9, 0.5]), 2.0**-40)
     assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_gumbel_bounds_scalar_and_vector_agree():
+    w = np.concatenate([[0, 1, 2**61 - 1, 2**61, 2**62 - 1], np.random.default_rng(17).integers(0, 2**62, 200)])
+    # libm and NumPy may differ by an ulp or so: both lie within the margin's model (128 ulp)
+    np.testing.assert_allclose(_discrete._gumbel_lo(w), _discrete._gumbel_at(w, 0), rtol=2.0**-45, atol=2.0**-45)
+    assert _discrete._gumbel_at(w[:5], 1)[-1] == np.inf and _discrete._gumbel_at(w[:5], 0)[0] == -np.inf
