@@ -519,31 +519,42 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
     return sel[0, 0] if single else sel[0]
 
 
+#: In :func:`_argmax_columns`, every candidate's margin ``_KEY_MARGIN (53 + |c u| + |ln w| + |G|)`` is
+#: at most ``_KEY_MARGIN (|key| + _MARGIN_CONST)``: ``|c u| + |ln w| <= |c u + ln w| + 2 |ln w|``,
+#: ``|ln w| <= 745`` for a positive float64 w, ``|G| <= 44`` for a finite bound, so
+#: ``53 + 1490 + 2 * 44 = 1631 <= 1700``.
+_MARGIN_CONST = 1700.0
+
+
 def _argmax_columns(rng, score, scale, weight):
-    """:func:`gumbel_top` with ``k = 1`` for a 2-D ``score``: one mechanism per column, the same steps."""
+    """:func:`gumbel_top` with ``k = 1`` for a 2-D ``score``: one mechanism per column.
+
+    The same enclosure with the margins bounded by :data:`_MARGIN_CONST`: the bound
+    ``up_t + _KEY_MARGIN (|up_t| + _MARGIN_CONST)`` of a key is nondecreasing in ``up_t``,
+    so the largest other upper bound is that of the largest other ``up_t``.
+    """
     m, p = score.shape
     lw, exact_w = _log_weight(weight)
-    cs = float(scale) * score
-    L = cs if lw is None else cs + lw
-    fin_L = np.isfinite(L)
-    w = rng.integers(0, _W, size=(p, m), dtype=_I64).T  # the draws of the flat (column-major) layout
-    g_hi = _gumbel_at(w, 1)
-    up = L + g_hi
-    up[~fin_L] = -np.inf
-    size = np.abs(cs) if lw is None else np.abs(cs) + np.abs(np.where(fin_L, lw, 0.0))
-    size += np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
-    size += 53.0
-    size *= _KEY_MARGIN  # each candidate's margin (see gumbel_top)
+    L = float(scale) * score
+    if lw is not None:
+        L += lw  # -inf for weight 0
+    w = rng.integers(0, _W, size=(m, p), dtype=_I64)
+    up = _gumbel_at(w, 1)
+    up += L
+    np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
     cols = np.arange(p)
     sel = up.argmax(axis=0)
-    ws = w[sel, cols]
-    lo_sel = L[sel, cols] + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0)) - size[sel, cols]
-    up += size  # upper bounds of the keys
+    ws, L_sel = w[sel, cols], L[sel, cols]
+    lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
+    lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
     up[sel, cols] = -np.inf
-    ok = (lo_sel > up.max(axis=0)) & fin_L[sel, cols]
+    x = up.max(axis=0)
+    thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
+    ok = lo_sel > thr
     for j in np.flatnonzero(~ok):
-        pool = np.flatnonzero(fin_L[:, j] & (up[:, j] >= lo_sel[j]))
-        pool = np.union1d(pool, [sel[j]])
+        col = up[:, j]
+        col[sel[j]] = np.inf
+        pool = np.flatnonzero(np.isfinite(L[:, j]) & (col + _KEY_MARGIN * (np.abs(col) + _MARGIN_CONST) >= lo_sel[j]))
         sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale), float(score[i, j])),
                             1)[0]
     return sel

@@ -406,22 +406,23 @@ class _EMStream:
         self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
         self._hi = _discrete._gumbel_at(self._w, 1)
         self._lo = _discrete._gumbel_at(self._w, 0)
-        self._gmax = np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0).max(axis=1) + 53.0
+        self._gmax = (np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0).max(axis=1) + 53.0).tolist()
         self._i, self._rows = 0, rows
 
-    def argmax(self, score, scale):
+    def argmax(self, score, scale=1.0):
         """Index i with probability proportional to ``exp(scale * score_i)`` (``score`` of ``size`` entries, finite).
 
         The same mechanism as :func:`exponential_mechanism` (same float enclosure and exact
-        slow path) with this step's row of pre-drawn uniforms.
+        slow path) with this step's row of pre-drawn uniforms. ``scale=1.0``: ``score`` are
+        the logits themselves (one vector operation fewer).
         """
-        if self._i == self._rows:
-            self._refill()
         i = self._i
-        self._i += 1
+        if i == self._rows:
+            self._refill()
+            i = 0
+        self._i = i + 1
         scale = float(scale)
-        up = np.multiply(score, scale)
-        up += self._hi[i]
+        up = score + self._hi[i] if scale == 1.0 else np.multiply(score, scale) + self._hi[i]
         j = int(up.argmax())
         K, g = _discrete._KEY_MARGIN, self._gmax[i]  # g = 53 + max |G| of the step
         cs = float(score[j]) * scale

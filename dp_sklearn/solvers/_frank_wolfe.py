@@ -211,13 +211,14 @@ def _run_gram_exp(gram, dim, T, R, scale, rng):
     """
     G, b, n = gram.gram, gram.xty, gram.n
     theta, g_theta = np.zeros(dim), np.zeros(dim)
-    score = np.empty(2 * dim)
+    logits = np.empty(2 * dim)
     c = R * scale / n  # logits of +R e_j: -R g_j scale with g = (G theta - b) / n
     stream = _noise.em_stream(rng, 2 * dim, T)
     for t in steps(T):
-        np.subtract(b, g_theta, out=score[:dim])
-        np.negative(score[:dim], out=score[dim:])
-        k = stream.argmax(score, c)
+        np.subtract(g_theta, b, out=logits[:dim])
+        logits[:dim] *= -c
+        np.negative(logits[:dim], out=logits[dim:])
+        k = stream.argmax(logits)  # the float64 logits, read exactly
         value = R if k < dim else -R
         mu = 2.0 / (t + 2.0)
         j = k % dim
