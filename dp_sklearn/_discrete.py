@@ -554,7 +554,8 @@ def _argmax_columns(rng, score, scale, weight):
     for j in np.flatnonzero(~ok):
         col = up[:, j]
         col[sel[j]] = np.inf
-        pool = np.flatnonzero(np.isfinite(L[:, j]) & (col + _KEY_MARGIN * (np.abs(col) + _MARGIN_CONST) >= lo_sel[j]))
+        bound = col + _KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + _MARGIN_CONST)
+        pool = np.flatnonzero(np.isfinite(L[:, j]) & (bound >= lo_sel[j]))
         sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale), float(score[i, j])),
                             1)[0]
     return sel
