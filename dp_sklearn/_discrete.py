@@ -364,28 +364,28 @@ _KEY_MARGIN = 2.0**-40
 def _gumbel_at(w, plus):
     """Float64 ``G(u) = -ln(-ln u)`` at ``u = (w + plus) / 2**62`` (``plus`` 0 or 1), w an int64 array.
 
-    ``-ln u`` is ``-log(u)`` for ``u < 1/2`` (u is rounded to float64 with relative error
-    ``2**-53``: an absolute error ``2**-53`` of ``-ln u >= ln 2``) and ``-log1p(-v)`` with
-    ``v = 1 - u`` (an exact integer times ``2**-62``, rounded) for ``u >= 1/2`` (relative
-    error at most ``2 * 2**-53``): ``-ln u`` to within a few ``2**-53`` relative, so ``G`` to
-    within a few ``2**-53`` plus the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
+    ``e = -ln u`` is ``-log(u)`` with u rounded to float64 (relative error ``2**-53``: an
+    absolute error ``2**-53`` of e, at most ``2**-44`` relative for ``u <= 1 - 2**-9``, where
+    ``e >= 2**-9``), and ``-log1p(-v)`` with ``v = 1 - u`` (an exact integer times ``2**-62``,
+    rounded) above: e to within about ``2**-44`` relative, so ``G`` to within ``2**-44`` plus
+    the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
-    k = w + plus if plus else w
-    kc = np.maximum(k, 1)  # the ends (U = 0 or 1, probability 2**-62) are set below
-    np.minimum(kc, _W - 1, out=kc)
-    small = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
-    np.log(small, out=small)
-    out = (kc - _W).astype(np.float64)
-    out *= 2.0**-62
-    np.maximum(out, -0.5, out=out)  # u >= 1/2 here; the others take the value of ``small``
-    np.log1p(out, out=out)
-    np.copyto(out, small, where=kc < 2**61)
-    np.negative(out, out=out)  # -ln u > 0
-    np.log(out, out=out)
-    np.negative(out, out=out)
-    np.copyto(out, -np.inf, where=k == 0)
-    np.copyto(out, np.inf, where=k == _W)
-    return out
+    if plus:
+        k = w + 1
+        kc = np.minimum(k, _W - 1)  # U = 1 (probability 2**-62): set below
+    else:
+        k = w
+        kc = np.maximum(k, 1)  # U = 0 (probability 2**-62): set below
+    e = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    near = np.flatnonzero(kc > _W - 2**53)  # u > 1 - 2**-9 (kc and e are new, contiguous arrays)
+    if near.size:
+        e.reshape(-1)[near] = -np.log1p((kc.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    np.copyto(e, np.inf if plus else -np.inf, where=k == (_W if plus else 0))
+    return e
 
 
 def _gumbel_lo(w):
@@ -396,7 +396,7 @@ def _gumbel_lo(w):
         if k == 0:
             out.flat[i] = -math.inf
             continue
-        e = -math.log(k * 2.0**-62) if k < 2**61 else -math.log1p(max((k - _W) * 2.0**-62, -0.5))
+        e = -math.log(k * 2.0**-62) if k <= _W - 2**53 else -math.log1p((k - _W) * 2.0**-62)
         out.flat[i] = -math.log(e)
     return out
 
