@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 
 import numpy as np
@@ -27,7 +28,7 @@ def nonzero_quantiles(Xc, level, epsilon, rng, *, upper, unit, dither=TIE_DITHER
     proportional to its length times ``exp(epsilon u / 2)`` (the exact Gumbel-max of
     ``dp_sklearn._noise.exponential_mechanism`` over all columns at once, ``O(nnz log nnz)``), then
     an exact uniform point inside it rounded to the public grid of ``dp_sklearn._noise.em_grid``
-    (the target rank ``level m_j`` rounded to a multiple of 2**-10, public). Zeros are not values of the mechanism,
+    (the level rounded to a multiple of 2**-20, so that the scores are exact in float64). Zeros are not values of the mechanism,
     so a column is never densified.
 
     Parameters
@@ -87,7 +88,9 @@ def nonzero_quantiles(Xc, level, epsilon, rng, *, upper, unit, dither=TIE_DITHER
     left, right = np.zeros(total), np.full(total, t_hi)
     left[nz_pos + 1] = T
     right[nz_pos] = T
-    target = np.ldexp(np.round(np.ldexp(level * counts.astype(float), 10)), -10)  # public rounding: exact scores
+    # the level rounded to a multiple of 2**-20 (public): level * m_j and rank - level * m_j are then exact
+    # in float64 (m_j < 2**33), and the sensitivity argument below holds for any level in [0, 1]
+    target = math.ldexp(round(math.ldexp(float(level), 20)), -20) * counts.astype(float)
     score = -np.abs(rank_in_col - np.repeat(target, size))
     first = _noise.exponential_mechanism(rng, score, 0.5 * float(epsilon), weight=(right, left), starts=start)
     t = _noise.uniform_point(rng, left[first], right[first], float(_noise.em_grid(t_hi)))
