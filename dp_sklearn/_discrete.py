@@ -626,6 +626,8 @@ def _top_exact(rng, pool, w, exact_of, k):
                 undecided.append(i)
         if len(inside) == k:
             return np.array(inside, dtype=_I64)
+        if not undecided:  # cannot happen with valid bounds; refine everything rather than loop
+            undecided = [i for i in pool if i not in inside]
         for i in undecided:
             s = state[i]
             s[0] = (s[0] << 62) | int(rng.integers(0, _W))

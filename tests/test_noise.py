@@ -221,6 +221,20 @@ def test_float_gumbel_max_has_a_truncated_support_and_the_exact_one_does_not():
     assert _noise.exponential_mechanism(AllOnes(np.random.PCG64(0)), np.array([120.0, 0.0]), 0.5) == 1
 
 
+@pytest.mark.parametrize("margin", [_discrete._KEY_MARGIN, 0.1])  # 0.1: most steps take the exact slow path
+def test_em_stream_matches_the_exponential_mechanism(margin, monkeypatch):
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+    logits = np.array([0.0, 1.0, -1.0, 2.0, 0.5, -0.5])
+    p = np.exp(logits) / np.exp(logits).sum()
+    n = 20_000 if margin < 0.01 else 1500
+    stream = _noise.em_stream(np.random.default_rng(21), logits.size, n)
+    counts = np.bincount([stream.argmax(logits / 2, 2.0) if t % 2 else stream.argmax(logits) for t in range(n)],
+                         minlength=logits.size)
+    ok, info = _chi2_ok(counts, p, n)
+    assert ok, info
+    assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
+
+
 def _em(scale):
     def mechanism(X, y, rng):  # utilities (sum, 0): sensitivity 1 between D and D'
         return np.array([float(_noise.exponential_mechanism(rng, np.array([X.sum(), 0.0]), scale))])
