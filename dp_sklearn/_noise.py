@@ -405,7 +405,7 @@ class _EMStream:
         self._left = max(self._left - rows, 1)
         self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
         self._hi = _discrete._gumbel_at(self._w, 1)
-        self._lo = _discrete._gumbel_at(self._w, 0)
+        self._lo_rows = _discrete._gumbel_at(self._w, 0).tolist()
         self._gmax = (np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0).max(axis=1) + 53.0).tolist()
         self._i, self._rows = 0, rows
 
@@ -421,23 +421,26 @@ class _EMStream:
             self._refill()
             i = 0
         self._i = i + 1
-        scale = float(scale)
-        up = score + self._hi[i] if scale == 1.0 else np.multiply(score, scale) + self._hi[i]
+        if scale == 1.0:
+            up = score + self._hi[i]
+        else:
+            scale = float(scale)
+            up = np.multiply(score, scale)
+            up += self._hi[i]
         j = int(up.argmax())
         K, g = _discrete._KEY_MARGIN, self._gmax[i]  # g = 53 + max |G| of the step
-        cs = float(score[j]) * scale
-        lo = cs + self._lo[i, j] - K * (abs(cs) + g)
-        top = up[j]
+        cs_j = float(score[j]) * scale
+        lo = cs_j + self._lo_rows[i][j] - K * (abs(cs_j) + g)
         up[j] = -np.inf
         x = float(up[up.argmax()])  # the largest other (argmax: cheaper than max on short vectors)
         # every other key is at most up_t + K (|scale score_t| + g) <= up_t + K (|up_t| + 2 g) (|G| <= g),
         # nondecreasing in up_t: its largest value is at the largest up_t
         if lo > x + K * (abs(x) + 2.0 * g):
             return j
-        up[j] = top
-        pool = np.union1d(np.flatnonzero(up + K * (np.abs(up) + 2.0 * g) >= lo), [j])
+        up[j] = np.inf  # the winner stays in the pool
+        pool = np.flatnonzero(up + K * (np.abs(np.maximum(up, -1e300)) + 2.0 * g) >= lo)
         return int(_discrete._top_exact(self._rng, pool, self._w[i, pool],
-                                        lambda t: (None, scale, float(score[t])), 1)[0])
+                                        lambda t: (None, float(scale), float(score[t])), 1)[0])
 
 
 def em_stream(rng, size, count):
