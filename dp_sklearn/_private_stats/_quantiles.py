@@ -162,7 +162,8 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     out[kk, c] = _noise.uniform_point(rng, edges[i, c], edges[i + 1, c], gamma[c])
     picked = np.where(idx > n, a[np.maximum(idx - (n + 1), 0)], np.nan) if atoms is not None else out * np.nan
     if unit is not None:
-        out = np.clip(unit * np.sinh(out), lo, hi)  # back to the units of X (clip: rounding only)
+        out = unit * np.sinh(out)  # back to the units of X
+    out = np.clip(out, lo, hi)  # the grid point can lie half a grid step outside the range
     out = np.where(np.isnan(picked), out, picked)  # an atom is returned exactly
     return out[:, 0] if one_d else out
 
