@@ -15,7 +15,7 @@ import os
 
 import numpy as np
 
-__all__ = ["discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
+__all__ = ["discrete_gaussian", "discrete_laplace", "gumbel_top", "uniform_on_grid", "CryptoGenerator"]
 
 _I64 = np.int64
 
@@ -351,3 +351,332 @@ class CryptoGenerator(np.random.Generator):
 
     def __reduce__(self):
         return (CryptoGenerator, (self.bit_generator,))
+
+
+# ------------------------------------------------- exponential mechanism (exact Gumbel-max)
+#: Relative margin of the float64 enclosure of a Gumbel-max key (:func:`gumbel_top`): the key's
+#: float parts (a log-weight, a scaled score, a Gumbel bound) are each within 2**-44 of their
+#: magnitude plus 2**-44 under the numeric model of :data:`_EXP_MARGIN` (``log``/``log1p``
+#: within 128 units in the last place, correctly rounded +, -, *); 2**-40 leaves a factor 16.
+_KEY_MARGIN = 2.0**-40
+
+
+def _gumbel_at(w, plus):
+    """Float64 ``G(u) = -ln(-ln u)`` at ``u = (w + plus) / 2**62`` (``plus`` 0 or 1), w an int64 array.
+
+    ``e = -ln u`` is ``-log(u)`` with u rounded to float64 (relative error ``2**-53``: an
+    absolute error ``2**-53`` of e, at most ``2**-44`` relative for ``u <= 1 - 2**-9``, where
+    ``e >= 2**-9``), and ``-log1p(-v)`` with ``v = 1 - u`` (an exact integer times ``2**-62``,
+    rounded) above: e to within about ``2**-44`` relative, so ``G`` to within ``2**-44`` plus
+    the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
+    """
+    if plus:
+        k = w + 1
+        kc = np.minimum(k, _W - 1)  # U = 1 (probability 2**-62): set below
+    else:
+        k = w
+        kc = np.maximum(k, 1)  # U = 0 (probability 2**-62): set below
+    e = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    near = np.flatnonzero(kc > _W - 2**53)  # u > 1 - 2**-9 (kc and e are new, contiguous arrays)
+    if near.size:
+        e.reshape(-1)[near] = -np.log1p((kc.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    np.copyto(e, np.inf if plus else -np.inf, where=k == (_W if plus else 0))
+    return e
+
+
+def _gumbel_lo(w):
+    """:func:`_gumbel_at` ``(w, 0)`` for a few words, with Python's ``math`` (the same libm operations)."""
+    out = np.empty(w.shape)
+    for i, k in enumerate(w.flat):
+        k = int(k)
+        if k == 0:
+            out.flat[i] = -math.inf
+            continue
+        e = -math.log(k * 2.0**-62) if k <= _W - 2**53 else -math.log1p((k - _W) * 2.0**-62)
+        out.flat[i] = -math.log(e)
+    return out
+
+
+def _log_weight(weight):
+    """``(float log-weight, exact weight of candidate i)`` for ``weight`` None, an array, or ``(hi, lo)``."""
+    if weight is None:
+        return None, lambda i: None
+    if isinstance(weight, tuple):
+        hi, lo = (np.asarray(a, dtype=np.float64) for a in weight)
+        d = hi - lo  # rounded: relative error 2**-53, absolute 2**-53 after log
+        lw = np.full(d.shape, -np.inf)
+        np.log(d, out=lw, where=d > 0)
+        return lw, lambda i: (float(hi[i]), float(lo[i]))
+    w = np.asarray(weight, dtype=np.float64)
+    lw = np.full(w.shape, -np.inf)
+    np.log(w, out=lw, where=w > 0)
+    return lw, lambda i: (float(w[i]), 0.0)
+
+
+def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
+    """Exact exponential mechanism: the top ``k`` of ``ln w_i + scale * score_i + G_i``, G_i i.i.d. Gumbel.
+
+    With ``k = 1``, index ``i`` is returned with probability exactly proportional to
+    ``w_i exp(scale * score_i)`` (Gumbel-max), where ``score``, ``scale`` and the weights are
+    the float64 numbers given, read as exact rationals. With ``k > 1``, the set of the ``k``
+    largest keys: the one-shot top-k of Durfee & Rogers (NeurIPS 2019), distributed as ``k``
+    draws without replacement. Each Gumbel ``G_i = -ln(-ln U_i)`` is an exact function of a
+    uniform ``U_i`` drawn lazily as integers: its first 62 bits give float64 bounds of every
+    key (with the relative margin :data:`_KEY_MARGIN`), and the top ``k`` is returned when
+    those bounds decide it (every selected key's lower bound above every other key's upper
+    bound). Otherwise (for k = 1, when the two largest keys are within three margins plus
+    the widths of their uniforms' cells: about ``3 * 2**-40 (53 + |their keys' parts|) +
+    m * 2**-56``, since the log-gap of the two largest keys is below ``x`` with probability
+    at most ``e**x - 1`` whatever the scores; ``docs/privacy.md``) the candidates the bounds cannot rule out are
+    decided exactly: more bits of their ``U_i`` and the keys computed with :mod:`decimal`
+    at increasing precision (:func:`_top_exact`). The float path does a fixed amount of
+    work per candidate (one 62-bit word, a few logarithms).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    score : ndarray of shape (m,) or (m, p)
+        Candidate scores (utilities); ``p`` independent mechanisms over axis 0.
+    scale : float
+        The factor of the scores, > 0 (``epsilon / (2 sensitivity)`` for the exponential mechanism).
+    weight : None, ndarray or tuple (hi, lo) of ndarrays, same shape as ``score``
+        Base-measure weights ``w_i >= 0`` (``None``: 1), or ``w_i = hi_i - lo_i`` computed
+        exactly (interval lengths). Candidates of weight 0 are never returned.
+    k : int, default=1
+        Number of candidates returned per mechanism (``<= m``, at most the number of
+        candidates of positive weight).
+    starts : ndarray of int or None, default=None
+        For a 1-D ``score`` and ``k = 1``: independent mechanisms over the segments
+        ``score[starts[j]:starts[j + 1]]`` (increasing, ``starts[0] = 0``, none empty).
+
+    Returns
+    -------
+    idx : ndarray of int64
+        ``k = 1``: shape ``()`` (1-D score), ``(p,)`` (2-D) or ``(len(starts),)`` (flat
+        indices); ``k > 1``: shape ``(k,)`` or ``(k, p)``, the selected indices in no
+        particular order.
+    """
+    score = np.asarray(score, dtype=np.float64)
+    if score.ndim == 2 and k == 1:
+        return _argmax_columns(rng, score, scale, weight)
+    if score.ndim == 2:
+        m, p = score.shape
+        if weight is not None:
+            weight = tuple(np.asarray(a, dtype=np.float64).T.ravel() for a in weight) if isinstance(weight, tuple) \
+                else np.asarray(weight, dtype=np.float64).T.ravel()
+        flat = score.T.ravel()
+        if k == 1:
+            return gumbel_top(rng, flat, scale, weight, 1, np.arange(p) * m) - np.arange(p) * m
+        return np.stack([gumbel_top(rng, score[:, j], scale, None if weight is None else
+                                    (tuple(a[j * m:(j + 1) * m] for a in weight) if isinstance(weight, tuple)
+                                     else weight[j * m:(j + 1) * m]), k) for j in range(p)], axis=1)
+    single = starts is None
+    starts = np.zeros(1, dtype=np.intp) if single else np.asarray(starts, dtype=np.intp)
+    m = score.size
+    sizes = np.diff(np.append(starts, m))
+    seg = np.repeat(np.arange(starts.size), sizes)
+    lw, exact_w = _log_weight(weight)
+    cs = float(scale) * score
+    L = cs if lw is None else cs + lw
+    fin_L = np.isfinite(L)
+    w = rng.integers(0, _W, size=m, dtype=_I64)
+    g_hi = _gumbel_at(w, 1)
+    up = L + g_hi
+    up[~fin_L] = -np.inf  # weight 0: never returned (and no NaN from -inf + inf)
+    # each candidate's margin: _KEY_MARGIN times (53 + the magnitudes of its key's float parts;
+    # 53 covers |G| <= 44 of the lower bound and the constant error terms)
+    size = np.abs(cs) if lw is None else np.abs(cs) + np.abs(np.where(fin_L, lw, 0.0))
+    size += np.where(np.isfinite(g_hi), np.abs(g_hi), 0.0)
+    size += 53.0
+    size *= _KEY_MARGIN
+    upm = up + size  # upper bounds of the keys (-inf for weight 0)
+    if k == 1:
+        top = np.maximum.reduceat(up, starts)
+        hit = np.flatnonzero(up == top[seg])
+        sel = hit[np.unique(seg[hit], return_index=True)[1]][None, :]  # the first maximum of each segment
+    else:
+        if not single:
+            raise ValueError("k > 1 is for one mechanism (starts=None).")
+        sel = np.argpartition(-up, k - 1)[:k][:, None]
+    ws = w[sel]
+    lo_sel = L[sel] + (_gumbel_lo(ws) if ws.size <= 16 else _gumbel_at(ws, 0)) - size[sel]  # G(w / 2**62) <= G(U)
+    rest = upm.copy()
+    rest[sel] = -np.inf
+    ok = np.min(lo_sel, axis=0) > np.maximum.reduceat(rest, starts)
+    ok &= np.all(fin_L[sel], axis=0)
+    for j in np.flatnonzero(~ok):
+        cut = np.min(lo_sel[:, j])
+        a, b = starts[j], starts[j] + sizes[j]
+        pool = a + np.flatnonzero(fin_L[a:b] & (upm[a:b] >= cut))
+        pool = np.union1d(pool, sel[:, j][fin_L[sel[:, j]]])
+        sel[:, j] = _top_exact(rng, pool, w[pool], lambda i: (exact_w(i), float(scale), float(score[i])), k)
+    if k > 1:
+        return sel[:, 0]
+    return sel[0, 0] if single else sel[0]
+
+
+#: In :func:`_argmax_columns`, every candidate's margin ``_KEY_MARGIN (53 + |c u| + |ln w| + |G|)`` is
+#: at most ``_KEY_MARGIN (|key| + _MARGIN_CONST)``: ``|c u| + |ln w| <= |c u + ln w| + 2 |ln w|``,
+#: ``|ln w| <= 745`` for a positive float64 w, ``|G| <= 44`` for a finite bound, so
+#: ``53 + 1490 + 2 * 44 = 1631 <= 1700``.
+_MARGIN_CONST = 1700.0
+
+
+def _argmax_columns(rng, score, scale, weight):
+    """:func:`gumbel_top` with ``k = 1`` for a 2-D ``score``: one mechanism per column.
+
+    The same enclosure with the margins bounded by :data:`_MARGIN_CONST`: the bound
+    ``up_t + _KEY_MARGIN (|up_t| + _MARGIN_CONST)`` of a key is nondecreasing in ``up_t``,
+    so the largest other upper bound is that of the largest other ``up_t``.
+    """
+    m, p = score.shape
+    lw, exact_w = _log_weight(weight)
+    L = float(scale) * score
+    if lw is not None:
+        L += lw  # -inf for weight 0
+    w = rng.integers(0, _W, size=(m, p), dtype=_I64)
+    up = _gumbel_at(w, 1)
+    up += L
+    np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
+    cols = np.arange(p)
+    sel = up.argmax(axis=0)
+    ws, L_sel = w[sel, cols], L[sel, cols]
+    lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
+    lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
+    up[sel, cols] = -np.inf
+    x = up.max(axis=0)
+    thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
+    ok = lo_sel > thr
+    for j in np.flatnonzero(~ok):
+        col = up[:, j]
+        col[sel[j]] = np.inf
+        bound = col + _KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + _MARGIN_CONST)
+        pool = np.flatnonzero(np.isfinite(L[:, j]) & (bound >= lo_sel[j]))
+        sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale), float(score[i, j])),
+                            1)[0]
+    return sel
+
+
+def _key_bounds(u_w, bits, logit, size, digits):
+    """Decimal bounds of ``logit + G(U)`` for U in ``[u_w, u_w + 1) / 2**bits`` (``logit`` a Decimal,
+    ``size`` the sum of the magnitudes of its parts)."""
+    import decimal
+
+    D = decimal.Decimal
+    out = []
+    for plus in (0, 1):
+        num = u_w + plus
+        if num == 0:
+            out.append(D("-Infinity"))
+            continue
+        if num == 2**bits:
+            out.append(D("Infinity"))
+            continue
+        e = -(D(num) / D(2**bits)).ln()  # relative error <= 10**-(digits+8): see _top_exact
+        g = -e.ln()
+        key = logit + g
+        tol = (size + abs(logit) + abs(g) + 1) * D(10) ** -digits
+        out.append(key - tol if plus == 0 else key + tol)
+    return out
+
+
+def _top_exact(rng, pool, w, exact_of, k):
+    """The top ``k`` keys among ``pool`` decided exactly (the slow path of :func:`gumbel_top`).
+
+    Candidate ``i``'s key is ``ln(hi - lo) + scale * score + G(U_i)`` (``exact_of(i)`` ->
+    ``((hi, lo) or None, scale, score)``, floats read exactly), ``U_i`` known by its first
+    ``bits`` bits. Every quantity is computed with :mod:`decimal` at precision
+    ``digits + 0.302 bits + 12``, so that ``-ln U`` (at least ``2**-bits`` unless U's bits
+    are all ones) has relative error below ``10**-(digits + 8)`` and each key bound
+    (:func:`_key_bounds`) errs by less than its tolerance ``10**-digits (1 + |parts|)``. A
+    candidate is in when fewer than ``k`` others can exceed it, out when ``k`` others
+    surely do; the undecided ones draw 62 more bits, and ``digits`` grows by 20, until the
+    top ``k`` is decided (ties have probability 0).
+    """
+    import decimal
+
+    D = decimal.Decimal
+    pool = [int(i) for i in pool]
+    state = {i: [int(v), 62] for i, v in zip(pool, w)}
+    digits = 30
+    while True:
+        bits = max(b for _, b in state.values())
+        with decimal.localcontext() as ctx:
+            ctx.prec = digits + math.ceil(0.302 * bits) + 12
+            bounds = {}
+            for i in pool:
+                wt, sc, s = exact_of(i)
+                logit = D(sc) * D(s)
+                size = abs(logit)
+                if wt is not None:
+                    lw = (D(wt[0]) - D(wt[1])).ln()
+                    logit, size = logit + lw, size + abs(lw)
+                bounds[i] = _key_bounds(state[i][0], state[i][1], logit, size, digits)
+        inside, undecided = [], []
+        for i in pool:
+            above = sum(1 for j in pool if j != i and bounds[j][1] > bounds[i][0])  # others that may beat i
+            surely = sum(1 for j in pool if j != i and bounds[j][0] > bounds[i][1])  # others that surely beat i
+            if above < k:
+                inside.append(i)
+            elif surely < k:
+                undecided.append(i)
+        if len(inside) == k:
+            return np.array(inside, dtype=_I64)
+        if not undecided:  # cannot happen with valid bounds; refine everything rather than loop
+            undecided = [i for i in pool if i not in inside]
+        for i in undecided:
+            s = state[i]
+            s[0] = (s[0] << 62) | int(rng.integers(0, _W))
+            s[1] += 62
+        digits += 20
+
+
+def uniform_on_grid(rng, left, right, gamma):
+    """Exactly uniform points of ``[left_i, right_i]`` rounded to the grid ``gamma Z``: the integers k_i.
+
+    ``k = floor(A + (B - A) U)`` with ``A = left / gamma + 1/2``, ``B = right / gamma + 1/2``
+    (``left``, ``right``, ``gamma`` read as exact dyadic rationals) and U uniform on [0, 1),
+    known by its first 124 bits ``w`` (two 62-bit words per point, drawn for all points in
+    one call): k is returned when ``[A + (B - A) w / 2**124, A + (B - A) (w + 1) / 2**124)``
+    holds no integer, which fails with probability at most ``(B - A) 2**-124`` (below
+    ``2**-80`` on the grids of :func:`dp_sklearn._noise.em_grid`); otherwise more bits of U
+    are drawn until it does. The comparisons are exact (Python integers). The release
+    ``k gamma`` is a function of the integer k: the float64 bits of the exact point are
+    never released. The randomness drawn is fixed (two words per point) unless that rare
+    case occurs.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    left, right : ndarray of float64, shape (p,)
+        ``left < right``.
+    gamma : float or ndarray of float64, shape (p,)
+        Powers of two.
+
+    Returns
+    -------
+    k : ndarray of int64, shape (p,)
+    """
+    left, right = np.atleast_1d(np.asarray(left, dtype=np.float64)), np.atleast_1d(np.asarray(right, dtype=np.float64))
+    gam = np.broadcast_to(np.asarray(gamma, dtype=np.float64), left.shape)
+    words = rng.integers(0, _W, size=(left.size, 2), dtype=_I64)
+    out = np.empty(left.size, dtype=_I64)
+    for i in range(left.size):
+        (nl, dl), (nr, dr), (ng, dg) = (float(v).as_integer_ratio() for v in (left[i], right[i], gam[i]))
+        den = max(dl, dr, 2 * dg)  # powers of two: the lcm; A = a / g, B = b / g
+        g = ng * (den // dg)
+        a, b = nl * (den // dl) + g // 2, nr * (den // dr) + g // 2
+        w, bits = (int(words[i, 0]) << 62) | int(words[i, 1]), 124
+        while True:  # X = (a + (b - a) U) / g; U in [w, w + 1) / 2**bits
+            q = g << bits
+            lo = (a << bits) + (b - a) * w
+            hi = lo + (b - a)
+            if lo // q == (hi - 1) // q:
+                out[i] = lo // q
+                break
+            w, bits = (w << 62) | int(rng.integers(0, _W)), bits + 62
+    return out

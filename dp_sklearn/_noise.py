@@ -24,10 +24,16 @@ Gaussian or the scale ``b`` of the Laplace, in the units of the value):
   of :func:`add_gaussian`, the noise of many drawn in one sampler call (iterative solvers).
 * :func:`gaussian` ``(rng, scale, size)`` and :func:`laplace` ``(rng, scale, size)``:
   noise alone, on the grid, for noise that enters an objective rather than a sum.
-* :func:`gumbel` ``(rng, size)``, :func:`exponential` ``(rng, size)`` and
-  :func:`norm_gamma` ``(rng, dim, scale)``: the exponential mechanism's Gumbel-max
-  and the norm-Gamma of output/objective perturbation; these remain floating point
-  (``docs/privacy.md``, Numeric model).
+* :func:`exponential_mechanism` ``(rng, score, scale, weight=None, k=1, starts=None)``:
+  the exact exponential mechanism (index i with probability proportional to
+  ``w_i exp(scale * score_i)``; Gumbel-max with Gumbel noise that is an exact function of
+  uniform integers, :func:`dp_sklearn._discrete.gumbel_top`), :func:`em_stream` for
+  iterative selections, and :func:`uniform_point` / :func:`em_grid`: an exact uniform
+  point of an interval rounded to a public grid (the quantiles' released point).
+* :func:`norm_gamma` ``(rng, dim, scale)``: the norm-Gamma of output/objective
+  perturbation, still floating point (``docs/privacy.md``, Numeric model);
+  :func:`gumbel` and :func:`exponential` (float) are kept for callers outside the
+  mechanisms and are no longer used by any release.
 
 The grid of a scale is :func:`grid` (a power of two ``2**-GRID_BITS`` below the scale,
 a public function of the scale only). Only ``Generator.integers`` is used by the
@@ -43,10 +49,12 @@ import threading
 
 import numpy as np
 
+from . import _discrete
 from ._discrete import CryptoGenerator, discrete_gaussian, discrete_laplace
+from ._discrete import gumbel_top as _gumbel_top, uniform_on_grid as _uniform_on_grid
 
 __all__ = ["GRID_BITS", "grid", "grid_scale", "snap", "gaussian", "laplace", "add_gaussian", "add_laplace",
-           "gaussian_stream",
+           "gaussian_stream", "EM_GRID_BITS", "exponential_mechanism", "em_grid", "uniform_point", "em_stream",
            "gumbel", "exponential", "norm_gamma", "discrete_gaussian", "discrete_laplace", "CryptoGenerator"]
 
 #: The grid of a scale ``s`` is ``2 ** (floor(log2 s) - GRID_BITS)``: the noise is a
@@ -350,14 +358,111 @@ def gaussian_stream(rng, scale, sensitivity, size, count, norm=2):
     return _Stream(discrete_gaussian, norm, rng, scale, sensitivity, size, count)
 
 
+# -------------------------------------------------------------- exponential mechanism
+#: The grid of a point released inside an interval of the exponential mechanism (quantiles)
+#: is ``2 ** (floor(log2 width) - EM_GRID_BITS)`` for the public search range's ``width``.
+EM_GRID_BITS = 40
+
+
+def exponential_mechanism(rng, score, scale, weight=None, k=1, starts=None):
+    """Exact exponential mechanism: index i with probability proportional to ``w_i exp(scale * score_i)``.
+
+    Gumbel-max with Gumbel noise that is an exact function of lazily drawn uniform
+    integers, decided in float64 when a certified enclosure decides it and exactly
+    (:mod:`decimal`) otherwise: :func:`dp_sklearn._discrete.gumbel_top`, where the
+    parameters are described. ``score``, ``scale`` and ``weight`` are read as the exact
+    rationals their float64 values are; the caller's privacy claim is about those numbers
+    (sensitivity of ``score`` times ``scale`` at most ``epsilon / 2``).
+    """
+    return _gumbel_top(rng, score, scale, weight=weight, k=k, starts=starts)
+
+
+def em_grid(width):
+    """The public grid of a point released in a search range of width ``width`` (:data:`EM_GRID_BITS`)."""
+    width = np.asarray(width, dtype=np.float64)
+    return np.ldexp(1.0, np.frexp(width)[1] - 1 - EM_GRID_BITS)
+
+
+def uniform_point(rng, left, right, gamma):
+    """A uniform point of each ``[left_i, right_i]``, exact, rounded to the grid ``gamma`` (a power of two).
+
+    Returns ``k_i * gamma`` with k_i an integer (:func:`dp_sklearn._discrete.uniform_on_grid`):
+    the release is a function of the integer, never of the float64 bits of ``left`` or
+    ``right``; it is post-processing of the continuous exponential mechanism's point.
+    """
+    return _uniform_on_grid(rng, left, right, gamma).astype(np.float64) * gamma
+
+
+class _EMStream:
+    """``count`` exponential mechanisms over ``size`` candidates, their Gumbel bounds drawn ahead in blocks."""
+
+    def __init__(self, rng, size, count):
+        self._rng, self._size, self._left = rng, int(size), max(int(count), 1)
+        self._i, self._rows = 0, 0
+
+    def _refill(self):
+        rows = min(self._left, max(_STREAM_CHUNK // self._size, 1))
+        self._left = max(self._left - rows, 1)
+        self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
+        self._hi = _discrete._gumbel_at(self._w, 1)
+        self._lo_rows = _discrete._gumbel_at(self._w, 0).tolist()
+        self._gmax = (np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0).max(axis=1) + 53.0).tolist()
+        self._i, self._rows = 0, rows
+
+    def argmax(self, score, scale=1.0):
+        """Index i with probability proportional to ``exp(scale * score_i)`` (``score`` of ``size`` entries, finite).
+
+        The same mechanism as :func:`exponential_mechanism` (same float enclosure and exact
+        slow path) with this step's row of pre-drawn uniforms. ``scale=1.0``: ``score`` are
+        the logits themselves (one vector operation fewer).
+        """
+        i = self._i
+        if i == self._rows:
+            self._refill()
+            i = 0
+        self._i = i + 1
+        if scale == 1.0:
+            up = score + self._hi[i]
+        else:
+            scale = float(scale)
+            up = np.multiply(score, scale)
+            up += self._hi[i]
+        j = int(up.argmax())
+        K, g = _discrete._KEY_MARGIN, self._gmax[i]  # g = 53 + max |G| of the step
+        cs_j = float(score[j]) * scale
+        lo = cs_j + self._lo_rows[i][j] - K * (abs(cs_j) + g)
+        up[j] = -np.inf
+        x = float(up[up.argmax()])  # the largest other (argmax: cheaper than max on short vectors)
+        # every other key is at most up_t + K (|scale score_t| + g) <= up_t + K (|up_t| + 2 g) (|G| <= g),
+        # nondecreasing in up_t: its largest value is at the largest up_t
+        if lo > x + K * (abs(x) + 2.0 * g):
+            return j
+        up[j] = np.inf  # the winner stays in the pool
+        pool = np.flatnonzero(up + K * (np.abs(np.maximum(up, -1e300)) + 2.0 * g) >= lo)
+        return int(_discrete._top_exact(self._rng, pool, self._w[i, pool],
+                                        lambda t: (None, float(scale), float(score[t])), 1)[0])
+
+
+def em_stream(rng, size, count):
+    """``count`` exponential mechanisms over ``size`` candidates (iterative selection, e.g. Frank-Wolfe).
+
+    ``stream.argmax(score, scale)`` returns index i with probability proportional to
+    ``exp(scale * score_i)``, exactly (as :func:`exponential_mechanism`); the uniforms of
+    up to :data:`_STREAM_CHUNK` candidates are drawn, and their float Gumbel bounds
+    computed, in one call. The uniforms are independent of the data, so drawing them
+    ahead changes nothing in the distribution of the selections.
+    """
+    return _EMStream(rng, size, count)
+
+
 # ------------------------------------------------------------- still floating point
 def exponential(rng, size=None):
-    """Standard exponential draws (floating point; the exponential mechanism's Gumbel as ``-log E``)."""
+    """Standard exponential draws (floating point; no release uses them: see :func:`exponential_mechanism`)."""
     return rng.standard_exponential(size=size)
 
 
 def gumbel(rng, size=None):
-    """Standard Gumbel draws (floating point; Gumbel-max selection, see ``docs/privacy.md``)."""
+    """Standard Gumbel draws (floating point; no release uses them: see :func:`exponential_mechanism`)."""
     return rng.gumbel(size=size)
 
 

@@ -108,10 +108,16 @@ def test_range_covers_the_targets_at_any_scale(scale, offset, epsilon, mode):
 
 @pytest.mark.parametrize("epsilon", [3.0, 1.0, 0.5])
 def test_constant_target_collapses_near_the_value(epsilon):
+    # The exponential mechanism puts a side quantile outside the (dithered) data with probability
+    # about 1/2000 at epsilon 3 (the 42 asinh units below it against 0.05 of data, e**-18): at most
+    # 2 of the 200 seeds may miss (expected about 0.2).
     y = np.full(600, 7.0)
+    missed = 0
     for seed in range(200):
         (low, high), center = private_bounds_y(y, epsilon, np.random.default_rng(seed))
-        assert abs(center - 7.0) < 0.3 and 6.5 < low < high < 7.5
+        assert abs(center - 7.0) < 0.3
+        missed += not 6.5 < low < high < 7.5
+    assert missed <= 2
 
 
 def test_two_stage_release_order_and_fallback():

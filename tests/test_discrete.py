@@ -152,3 +152,128 @@ def test_bernoulli_exp_float_exact_when_exp_underflows():
     out = _discrete._bernoulli_exp_float(_ZeroBits(), x, exact)
     assert calls == [0, 1]
     assert out.tolist() == [True, True]
+
+
+# --------------------------------------------------- the exponential mechanism (gumbel_top)
+EM_SCORE = np.array([0.0, -1.0, -2.0, -3.0, -0.5, 1.0])
+EM_WEIGHT = np.array([1.0, 2.0, 0.5, 3.0, 0.0, 0.25])  # candidate 4 has weight 0: never returned
+EM_SCALE = 0.7
+
+
+def _em_probs():
+    p = EM_WEIGHT * np.exp(EM_SCALE * EM_SCORE)
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("form", ["weights", "intervals", "segments"])
+def test_gumbel_top_matches_the_exponential_mechanism(form):
+    n = 60_000
+    rng = np.random.default_rng(11)
+    S = np.tile(EM_SCORE[:, None], (1, n))
+    if form == "weights":
+        idx = _discrete.gumbel_top(rng, S, EM_SCALE, weight=np.tile(EM_WEIGHT[:, None], (1, n)))
+    elif form == "intervals":  # w = hi - lo, read exactly (0.1 + w is rounded: the sampler must not use it)
+        lo = np.full(S.shape, 0.1)
+        idx = _discrete.gumbel_top(rng, S, EM_SCALE, weight=(lo + EM_WEIGHT[:, None], lo))
+    else:
+        m = EM_SCORE.size
+        idx = _discrete.gumbel_top(rng, np.tile(EM_SCORE, n), EM_SCALE, weight=np.tile(EM_WEIGHT, n),
+                                   starts=np.arange(n) * m) - np.arange(n) * m
+    counts = np.bincount(idx, minlength=EM_SCORE.size)
+    assert counts[4] == 0
+    stat, dof, bound = _chi2(counts, n * _em_probs())
+    assert stat < bound, (stat, dof)
+    # negative control: the law of twice the scale is rejected
+    p2 = EM_WEIGHT * np.exp(2 * EM_SCALE * EM_SCORE)
+    assert _chi2(counts, n * p2 / p2.sum())[0] > 10 * bound
+
+
+@pytest.mark.slow
+def test_gumbel_top_exact_slow_path_matches_the_exponential_mechanism(monkeypatch):
+    # a margin of 0.1 leaves most draws to the decimal slow path (_top_exact): same law
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", 0.1)
+    calls = []
+    real = _discrete._top_exact
+    monkeypatch.setattr(_discrete, "_top_exact", lambda *a: calls.append(1) or real(*a))
+    n = 1500
+    idx = _discrete.gumbel_top(np.random.default_rng(12), np.tile(EM_SCORE[:, None], (1, n)), EM_SCALE,
+                               weight=np.tile(EM_WEIGHT[:, None], (1, n)))
+    assert len(calls) > n / 2
+    stat, dof, bound = _chi2(np.bincount(idx, minlength=EM_SCORE.size), n * _em_probs())
+    assert stat < bound, (stat, dof)
+
+
+@pytest.mark.parametrize("margin", [_discrete._KEY_MARGIN, pytest.param(0.1, marks=pytest.mark.slow)])
+def test_gumbel_top_k_is_sampling_without_replacement(margin, monkeypatch):
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+    p = _em_probs()
+    pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+    closed = np.array([p[i] * p[j] / (1 - p[i]) + p[j] * p[i] / (1 - p[j]) for i, j in pairs])
+    n = 8000 if margin < 0.01 else 1500
+    rng = np.random.default_rng(13)
+    got = np.sort(_discrete.gumbel_top(rng, np.tile(EM_SCORE[:, None], (1, n)), EM_SCALE,
+                                       weight=np.tile(EM_WEIGHT[:, None], (1, n)), k=2), axis=0)
+    code = got[0] * 6 + got[1]
+    counts = np.array([np.sum(code == i * 6 + j) for i, j in pairs])
+    assert counts.sum() == n and all(counts[t] == 0 for t, pair in enumerate(pairs) if 4 in pair)
+    stat, dof, bound = _chi2(counts, n * closed)
+    assert stat < bound, (stat, dof)
+
+
+def test_gumbel_top_fast_path_work_is_independent_of_the_scores():
+    # neighbouring score vectors: the same words are drawn (one per candidate), the certified
+    # selection uses no more, so the generator ends in the same state
+    a, b = np.random.default_rng(14), np.random.default_rng(14)
+    s = np.linspace(-3.0, 3.0, 50)
+    _discrete.gumbel_top(a, s, 0.5)
+    _discrete.gumbel_top(b, s + np.eye(50)[7], 0.5)
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_gumbel_top_decides_extreme_uniforms_exactly():
+    # candidate 1's uniform is all ones for 5 words (G above 300): it wins against a logit gap of
+    # 60, which the float Gumbel (at most about 37) can never overcome
+    class Stub(np.random.Generator):
+        def __init__(self):
+            super().__init__(np.random.PCG64(0))
+            self.calls = 0
+
+        def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+            self.calls += 1
+            if size is not None:
+                return np.array([2**61, 2**62 - 1], dtype=np.int64)
+            return np.int64(2**62 - 1)
+
+    stub = Stub()
+    assert _discrete.gumbel_top(stub, np.array([60.0, 0.0]), 1.0) == 1
+    assert stub.calls > 1  # decided by the slow path, with more bits
+    assert -math.log(-math.log1p(-2.0**-53)) < 37.0
+
+
+def test_uniform_on_grid_matches_the_rounded_uniform():
+    rng = np.random.default_rng(15)
+    n = 40_000
+    k = _discrete.uniform_on_grid(rng, np.full(n, 0.3), np.full(n, 1.7), 0.5)
+    # cells [k - 1/2, k + 1/2) * 0.5 met by [0.3, 1.7]: 1 (0.45), 2 (0.5), 3 (0.45), of length 1.4
+    counts = np.bincount(k, minlength=4)
+    assert counts[0] == 0 and counts.sum() == n
+    stat, dof, bound = _chi2(counts[1:], n * np.array([0.45, 0.5, 0.45]) / 1.4)
+    assert stat < bound, (stat, dof)
+    tiny = _discrete.uniform_on_grid(rng, np.array([1e-300, -2.0**-60]), np.array([3e-300, 2.0**-60]), 2.0**-40)
+    assert np.array_equal(tiny, [0, 0])
+
+
+def test_uniform_on_grid_draws_a_fixed_amount_of_randomness():
+    # two words per point whatever the interval (a rejection loop on the interval's length would
+    # leak it through the generator's state and the running time)
+    a, b = np.random.default_rng(16), np.random.default_rng(16)
+    _discrete.uniform_on_grid(a, np.array([0.3, 1e-300, -5.0]), np.array([1.7, 3e-300, 7.0]), 2.0**-40)
+    _discrete.uniform_on_grid(b, np.array([0.1, 0.2, 0.25]), np.array([0.10000001, 0.9, 0.5]), 2.0**-40)
+    assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_gumbel_bounds_scalar_and_vector_agree():
+    w = np.concatenate([[0, 1, 2**61 - 1, 2**61, 2**62 - 1], np.random.default_rng(17).integers(0, 2**62, 200)])
+    # libm and NumPy may differ by an ulp or so: both lie within the margin's model (128 ulp)
+    np.testing.assert_allclose(_discrete._gumbel_lo(w), _discrete._gumbel_at(w, 0), rtol=2.0**-45, atol=2.0**-45)
+    assert _discrete._gumbel_at(w[:5], 1)[-1] == np.inf and _discrete._gumbel_at(w[:5], 0)[0] == -np.inf

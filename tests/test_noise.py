@@ -191,6 +191,72 @@ def test_audit_new_laplace_with_negative_control():
     assert loud.epsilon_lower > 1.0  # a tenth of the noise is caught: the audit can fail
 
 
+# ------------------------------------- the exponential mechanism: float Gumbel versus exact
+def _numpy_gumbel(u):
+    """NumPy's Generator.gumbel from its uniform double u (numpy/random/src/distributions: U = 1 - u, U < 1)."""
+    return -math.log(-math.log(1.0 - u))
+
+
+def test_numpy_gumbel_model_is_exact():
+    u = np.random.default_rng(9).random(2000)
+    got = np.random.default_rng(9).gumbel(size=2000)
+    assert np.array_equal(got, [_numpy_gumbel(v) for v in u])
+
+
+def test_float_gumbel_max_has_a_truncated_support_and_the_exact_one_does_not():
+    # Mironov's argument for the exponential mechanism: NumPy's Gumbel lies in
+    # [G(2**-53), G(1 - 2**-53)] (u on the 2**-53 grid, u < 1), so float Gumbel-max can never
+    # select a candidate whose logit trails by more than their difference (about 40.3). With
+    # epsilon = 1 (logit = score / 2) and a trailing score of 81 on D, 80 on D' (sensitivity 1),
+    # the trailing candidate is impossible on D and possible on D': an infinite privacy loss.
+    g_max, g_min = _numpy_gumbel(2.0**-53), _numpy_gumbel(1.0 - 2.0**-53)  # u = 0 is rejected
+    gap = g_max - g_min
+    assert 40.0 < gap < 40.5
+    assert 81 / 2 > gap and 80 / 2 < gap
+    # the exact mechanism decides any gap: all ones in the trailing candidate's uniform win at 60
+    class AllOnes(np.random.Generator):
+        def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+            return np.array([2**61, 2**62 - 1], dtype=np.int64) if size is not None else np.int64(2**62 - 1)
+
+    assert _noise.exponential_mechanism(AllOnes(np.random.PCG64(0)), np.array([120.0, 0.0]), 0.5) == 1
+
+
+@pytest.mark.parametrize("margin", [_discrete._KEY_MARGIN, 0.1])  # 0.1: most steps take the exact slow path
+def test_em_stream_matches_the_exponential_mechanism(margin, monkeypatch):
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+    logits = np.array([0.0, 1.0, -1.0, 2.0, 0.5, -0.5])
+    p = np.exp(logits) / np.exp(logits).sum()
+    n = 20_000 if margin < 0.01 else 1500
+    stream = _noise.em_stream(np.random.default_rng(21), logits.size, n)
+    counts = np.bincount([stream.argmax(logits / 2, 2.0) if t % 2 else stream.argmax(logits) for t in range(n)],
+                         minlength=logits.size)
+    ok, info = _chi2_ok(counts, p, n)
+    assert ok, info
+    assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
+
+
+def _em(scale):
+    def mechanism(X, y, rng):  # utilities (sum, 0): sensitivity 1 between D and D'
+        return np.array([float(_noise.exponential_mechanism(rng, np.array([X.sum(), 0.0]), scale))])
+    return mechanism
+
+
+def test_audit_exponential_mechanism_with_negative_control():
+    ok = audit_epsilon(_em(0.5), D, D_PRIME, n_samples=4000, random_state=2)  # epsilon = 1
+    assert ok.epsilon_lower <= 1.0
+    loud = audit_epsilon(_em(5.0), D, D_PRIME, n_samples=4000, random_state=2)  # ten times the epsilon
+    assert loud.epsilon_lower > 1.0
+
+
+def test_quantile_release_is_on_the_public_grid():
+    from dp_sklearn._private_stats import exponential_quantiles
+    X = np.random.default_rng(3).uniform(0.2, 0.7, size=(200, 3))
+    out = exponential_quantiles(X, [0.25, 0.5], 1.0, np.random.default_rng(4), lower=0.0, upper=1.0)
+    gamma = float(_noise.em_grid(1.0))
+    assert gamma == 2.0**-40
+    assert np.array_equal(out / gamma, np.rint(out / gamma))
+
+
 # ---------------------------------------------- every release draws from the layer
 FLOAT_NOISE = {"normal", "laplace", "gamma", "gumbel", "standard_normal", "standard_gamma", "exponential",
                "standard_exponential"}

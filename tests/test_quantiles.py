@@ -148,9 +148,12 @@ def test_atoms_find_the_median_of_imbalanced_binary_columns_at_a_small_budget():
     # lands far outside the data (|m| > 100) in a quarter of them.
     X = np.zeros((1000, 400))
     X[:100] = 1.0
+    # Pooled over three seeds (1200 columns): one seed's rate of |m| > 100 with atoms ranges 0.02-0.055.
     kw = dict(lower=SEARCH[0], upper=SEARCH[1], unit=UNIT, dither=TIE_DITHER)
-    with_atoms = exponential_quantiles(X, 0.5, 0.03, np.random.default_rng(0), atoms=INTEGER_ATOMS, **kw)[0]
-    dither_only = exponential_quantiles(X, 0.5, 0.03, np.random.default_rng(0), **kw)[0]
+    with_atoms = np.concatenate([exponential_quantiles(X, 0.5, 0.03, np.random.default_rng(seed),
+                                                       atoms=INTEGER_ATOMS, **kw)[0] for seed in range(3)])
+    dither_only = np.concatenate([exponential_quantiles(X, 0.5, 0.03, np.random.default_rng(seed), **kw)[0]
+                                  for seed in range(3)])
     assert np.mean(with_atoms == 0.0) > 0.8 and np.mean(np.abs(with_atoms) > 100) < 0.05
     assert np.mean(np.abs(dither_only) > 100) > 0.15
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 
 import numpy as np
@@ -24,8 +25,10 @@ def nonzero_quantiles(Xc, level, epsilon, rng, *, upper, unit, dither=TIE_DITHER
     ``t = asinh(|x| / unit)`` (log-uniform base measure above ``unit``), dithered by the public
     ``dither`` and sorted: ``0 = t_0 <= t_1 <= ... <= t_m <= t_{m+1} = asinh(upper / unit)``. The
     interval ``[t_i, t_{i+1}]`` has utility ``-|i - level m_j|`` and is drawn with probability
-    proportional to its length times ``exp(epsilon u / 2)`` (Gumbel-max over all columns at once,
-    ``O(nnz log nnz)``), then a point uniformly inside it. Zeros are not values of the mechanism,
+    proportional to its length times ``exp(epsilon u / 2)`` (the exact Gumbel-max of
+    ``dp_sklearn._noise.exponential_mechanism`` over all columns at once, ``O(nnz log nnz)``), then
+    an exact uniform point inside it rounded to the public grid of ``dp_sklearn._noise.em_grid``
+    (the level rounded to a multiple of 2**-20, so that the scores are exact in float64). Zeros are not values of the mechanism,
     so a column is never densified.
 
     Parameters
@@ -85,15 +88,12 @@ def nonzero_quantiles(Xc, level, epsilon, rng, *, upper, unit, dither=TIE_DITHER
     left, right = np.zeros(total), np.full(total, t_hi)
     left[nz_pos + 1] = T
     right[nz_pos] = T
-    with np.errstate(divide="ignore"):
-        logits = np.log(right - left)
-    logits += -0.5 * float(epsilon) * np.abs(rank_in_col - level * np.repeat(counts, size))
-    logits += _noise.gumbel(rng, size=total)
-    seg_max = np.maximum.reduceat(logits, start)
-    hit = np.flatnonzero(logits == np.repeat(seg_max, size))
-    col_of_hit = np.repeat(np.arange(p), size)[hit]
-    first = hit[np.unique(col_of_hit, return_index=True)[1]]
-    t = left[first] + (right[first] - left[first]) * rng.uniform(size=p)
+    # the level rounded to a multiple of 2**-20 (public): level * m_j and rank - level * m_j are then exact
+    # in float64 (m_j < 2**33), and the sensitivity argument below holds for any level in [0, 1]
+    target = math.ldexp(round(math.ldexp(float(level), 20)), -20) * counts.astype(float)
+    score = -np.abs(rank_in_col - np.repeat(target, size))
+    first = _noise.exponential_mechanism(rng, score, 0.5 * float(epsilon), weight=(right, left), starts=start)
+    t = _noise.uniform_point(rng, left[first], right[first], float(_noise.em_grid(t_hi)))
     return np.clip(unit * np.sinh(t), 0.0, upper)
 
 

@@ -148,15 +148,12 @@ class _VertexMargins:
 
 
 def gumbel_argmax(logits, rng):
-    """argmax_k (logits_k + G_k), G_k i.i.d. standard Gumbel: index k with probability softmax(logits)_k.
+    """Index k with probability exactly softmax(logits)_k (``dp_sklearn._noise.exponential_mechanism``).
 
-    The Gumbel noise is drawn as ``-log E`` with E standard exponential (the same
-    distribution as ``rng.gumbel``, at about a third of the cost for large vectors).
+    Gumbel-max with Gumbel noise drawn from uniform integers and decided exactly; the
+    float64 ``logits`` are read as exact numbers.
     """
-    noise = _noise.exponential(rng, size=logits.size)
-    np.log(noise, out=noise)
-    np.subtract(logits, noise, out=noise)
-    return int(np.argmax(noise))
+    return int(_noise.exponential_mechanism(rng, logits, 1.0))
 
 
 def run_frank_wolfe(problem, plan, rng):
@@ -183,12 +180,13 @@ def run_frank_wolfe(problem, plan, rng):
         gradient = lambda th: loss.gradient(X, y, th)  # noqa: E731
     theta = np.zeros(dim)
     scores = np.empty(2 * dim)
+    stream = _noise.em_stream(rng, 2 * dim, plan.n_iter) if mode == "exp" else None
     for t in steps(plan.n_iter):
         g = gradient(theta)
         np.multiply(-R, g, out=scores[:dim])  # u(+R e_j) = R g_j; we maximize -u
         np.multiply(R, g, out=scores[dim:])
         if mode == "exp":
-            k = gumbel_argmax(scores * (eps0 / (2.0 * sens)), rng)
+            k = stream.argmax(scores, eps0 / (2.0 * sens))
         elif mode == "exact":
             k = int(np.argmax(scores))
         else:
@@ -202,33 +200,25 @@ def run_frank_wolfe(problem, plan, rng):
     return theta
 
 
-#: steps whose Gumbel noise is drawn in one call on the Gram path
-_NOISE_BLOCK = 1024
-
-
 def _run_gram_exp(gram, dim, T, R, scale, rng):
     """The Gram-path loop of :func:`run_frank_wolfe` with exponential-mechanism steps, O(dim) per step.
 
     Same mechanism and scores: ``G theta`` is updated with the step,
     ``G theta_{t+1} = (1 - mu) G theta_t + mu (+-R) G e_k`` (one column of G instead of a
-    product), and the i.i.d. standard exponentials of the Gumbel draws
-    (:func:`gumbel_argmax`) are drawn for ``_NOISE_BLOCK`` steps at a time (the same
-    distribution: each step still uses 2 dim fresh i.i.d. draws).
+    product), and each step's selection is exact (``dp_sklearn._noise.em_stream``: the
+    uniform integers behind the Gumbel noise of many steps drawn in one call, the same
+    distribution: each step still uses 2 dim fresh i.i.d. uniforms).
     """
     G, b, n = gram.gram, gram.xty, gram.n
     theta, g_theta = np.zeros(dim), np.zeros(dim)
     logits = np.empty(2 * dim)
     c = R * scale / n  # logits of +R e_j: -R g_j scale with g = (G theta - b) / n
+    stream = _noise.em_stream(rng, 2 * dim, T)
     for t in steps(T):
-        i = t % _NOISE_BLOCK
-        if i == 0:
-            noise = _noise.exponential(rng, size=(min(_NOISE_BLOCK, T - t), 2 * dim))
-            np.log(noise, out=noise)
         np.subtract(g_theta, b, out=logits[:dim])
         logits[:dim] *= -c
         np.negative(logits[:dim], out=logits[dim:])
-        logits -= noise[i]
-        k = int(logits.argmax())
+        k = stream.argmax(logits)  # the float64 logits, read exactly
         value = R if k < dim else -R
         mu = 2.0 / (t + 2.0)
         j = k % dim

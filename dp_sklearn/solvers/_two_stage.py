@@ -129,10 +129,15 @@ def run_two_stage(problem, plan, rng):
     info, dim = plan.info, problem.dim
     m, s = info["n_head"], info["s"]
     u, _ = selection_scores(problem, m)
-    if "stage2_plan" in info:
-        # Exponential mechanism exp(eps0 u / (2 sens)) by Gumbel-max; top-s at once (Durfee & Rogers 2019).
-        u = plan.noise_scale * u / (2.0 * info["selection_sensitivity"]) + _noise.gumbel(rng, size=m)
-    sel = np.argpartition(-u, s - 1)[:s] if s < m else np.arange(m)
+    if s >= m:
+        sel = np.arange(m)
+    elif "stage2_plan" in info:
+        # Exponential mechanism exp(eps0 u / (2 sens)) by Gumbel-max; top-s at once (Durfee & Rogers 2019),
+        # exact (the noise layer's Gumbel-max from uniform integers).
+        scale = plan.noise_scale / (2.0 * info["selection_sensitivity"])
+        sel = np.atleast_1d(_noise.exponential_mechanism(rng, u, scale, k=s))
+    else:
+        sel = np.argpartition(-u, s - 1)[:s]
     cols = np.concatenate([np.sort(sel), np.arange(m, dim)])
     sub = _restrict(problem, cols)
     coef = np.zeros(dim)

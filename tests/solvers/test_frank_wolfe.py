@@ -119,14 +119,14 @@ def _old_mirror_descent(prob, plan, rng):
 
 
 def _old_frank_wolfe(prob, plan, rng):
-    """The loop before the speed work (two products with X per step), with the Gumbel noise drawn as
-    -log(standard exponential): the law of ``rng.gumbel``, the stream of ``gumbel_argmax``."""
+    """The loop before the speed work (two products with X per step), its selections drawn from the
+    noise layer's exact exponential mechanism (``_noise.em_stream``, the stream the solver uses)."""
     R, eps0, sens, dim = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], prob.dim
     theta = np.zeros(dim)
+    stream = _noise.em_stream(rng, 2 * dim, plan.n_iter)
     for t in range(plan.n_iter):
         g = prob.loss.gradient(prob.X, prob.y, theta)
-        noisy = eps0 * np.concatenate([-R * g, R * g]) / (2.0 * sens) - np.log(rng.standard_exponential(2 * dim))
-        k = int(np.argmax(noisy))
+        k = stream.argmax(np.concatenate([-R * g, R * g]), eps0 / (2.0 * sens))
         s = np.zeros(dim)
         s[k % dim] = R if k < dim else -R
         theta = (1.0 - 2.0 / (t + 2.0)) * theta + 2.0 / (t + 2.0) * s
