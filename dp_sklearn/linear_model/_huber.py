@@ -13,7 +13,8 @@ from .._dask_design import is_dask_collection
 
 from .._constraints import Interval
 from .._losses._huber import HuberLoss
-from ._auto import BOUNDS_Y_SEARCH, CENTER_SHARE, COVER_Z, LOCATE_NATS, BoundsYPlan, private_bounds_y
+from ._auto import (BOUNDS_Y_SEARCH, CENTER_SHARE, COVER_Z, LOCATE_NATS, SHRUNK_MAD_SHARE, BoundsYPlan,
+                    private_bounds_y, shrink_factor)
 from ._dask_fit import auto_inputs
 from ._base import BATCH_SIZE, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase, solvers_for
 from ._dask_predict import blockwise_on_dask
@@ -26,8 +27,10 @@ __all__ = ["DPHuberRegressor", "huber_y_plan", "AUTO_THRESHOLD", "Y_SHARE", "PRE
 #: tuning half, benchmarks/tabular/README.md "Evidence for defaults")
 AUTO_THRESHOLD = 3.0
 #: smallest and largest share of the fit's epsilon spent on the location and scale of y
-#: (``huber_threshold="auto"``, ``huber_y_plan``)
-Y_SHARE = (0.1, 0.5)
+#: (``huber_threshold="auto"``, ``huber_y_plan``); the upper end is ``SHRUNK_MAD_SHARE``: the
+#: predictions are shrunk toward the released median by ``shrink_factor``, so a model on the
+#: remaining 20% beats predicting the median (benchmarks/tabular/README.md, "Evidence for defaults")
+Y_SHARE = (0.1, SHRUNK_MAD_SHARE)
 #: predictions of ``huber_threshold="auto"`` are clipped to ``center_ -+ PREDICT_COVER *
 #: y_scale_`` (post-processing of the released median and scale; see ``predict``); wide enough
 #: for the upper tail of a right-skewed target (chosen with ``AUTO_THRESHOLD``)
@@ -330,8 +333,11 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         if low == high:  # "center" plan: the model predicts the released median
             self.coef_, self.intercept_ = np.zeros_like(coef[:, 0]), float(center)
             return
-        self.coef_ = t * coef[:, 0]
-        self.intercept_ = float(center + t * intercept[0]) if self.fit_intercept else float(center)
+        lam = 1.0
+        if isinstance(self.huber_threshold, str):  # toward the released center (post-processing; a public factor)
+            lam = shrink_factor(self._model_epsilon(), self._n_targets, coef.shape[0] + 1)
+        self.coef_ = lam * t * coef[:, 0]
+        self.intercept_ = float(center + lam * t * intercept[0]) if self.fit_intercept else float(center)
 
     @blockwise_on_dask
     def predict(self, X):
