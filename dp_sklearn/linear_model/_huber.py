@@ -46,7 +46,9 @@ def huber_y_plan(epsilon, n_samples):
     absolute deviation ``d`` of ``|y - m|``, each at privacy loss ``share * epsilon / 3``.
     A median at loss ``e`` has a utility margin of ``e n / 4`` nats; the share gives each
     release ``LOCATE_NATS`` of margin (``12 LOCATE_NATS / (n epsilon)``), clipped to
-    ``Y_SHARE``. When that margin needs more than ``Y_SHARE[1]`` of epsilon, a
+    ``Y_SHARE`` (up to 80%: the model's predictions are shrunk toward the median by
+    ``dp_sklearn.linear_model._auto.shrink_factor``, so the remaining 20% still beat the
+    median). When that margin needs more than ``Y_SHARE[1]`` of epsilon, a
     mislocated median would put every prediction far from y; the plan is then
     ``"center"``: the two medians only, with ``LOCATE_NATS`` each (``8 LOCATE_NATS / (n
     epsilon)``, at most ``CENTER_SHARE``), and the fit predicts the released median
@@ -108,9 +110,13 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         ``dp_sklearn.linear_model._auto.private_bounds_y``, with the share of epsilon of
         ``huber_y_plan``); the targets are centred on ``m`` (a release, not a bound:
         nothing is clipped), ``y_scale_ = 1.4826 * MAD`` (the normal-consistent MAD) and
-        ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. Predictions are clipped to
-        ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``), post-processing that
-        bounds how far a noisy fit can stray from the bulk of y (see ``predict``). Released as ``center_``, ``y_scale_`` and
+        ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. The fitted model's deviation
+        from ``m`` is multiplied by the public factor
+        ``dp_sklearn.linear_model._auto.shrink_factor`` of the model's epsilon, ``n_samples``
+        and ``n_features`` (near 1 unless ``epsilon * n_samples`` is small), and predictions
+        are clipped to ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``),
+        post-processing that bounds how far a noisy fit can stray from the bulk of y (see
+        ``predict``). Released as ``center_``, ``y_scale_`` and
         ``huber_threshold_``.
     alpha : float, default=1e-4
         l2 penalty (>= 0) on ``w``, in the units of the objective above.
