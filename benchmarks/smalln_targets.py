@@ -65,3 +65,9 @@ huber_c08_r10, ridge_c08_r10 = huber(0.8, 10.0), ridge(0.8, 10.0)  # the default
 huber_c08_r20, ridge_c08_r20 = huber(0.8, 20.0), ridge(0.8, 20.0)
 huber_c07_r10, ridge_c07_r10 = huber(0.7, 10.0), ridge(0.7, 10.0)
 huber_c09_r10, ridge_c09_r10 = huber(0.9, 10.0), ridge(0.9, 10.0)
+
+# the shrinkage's scale without the number of features (rho = n epsilon_model): rho_0 in n epsilon units
+huber_c08_k60, ridge_c08_k60 = huber(0.8, 60.0), ridge(0.8, 60.0)
+huber_c08_k90, ridge_c08_k90 = huber(0.8, 90.0), ridge(0.8, 90.0)
+huber_c08_k120, ridge_c08_k120 = huber(0.8, 120.0), ridge(0.8, 120.0)
+huber_c08_k0, ridge_c08_k0 = huber(0.8, 0.0), ridge(0.8, 0.0)

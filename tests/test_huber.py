@@ -163,10 +163,10 @@ def test_small_budget_mad_plan_shrinks_toward_the_center(monkeypatch):
     plan = huber_y_plan(1.0, 320)
     assert plan.mode == "mad" and 0.5 < plan.share <= Y_SHARE[1]
     m = DPHuberRegressor(epsilon=1.0, random_state=0).fit(X, y)
-    lam = shrink_factor(1.0 - plan.share, 320, 5)
+    lam = shrink_factor(1.0 - plan.share, 320)
     monkeypatch.setattr(auto, "SHRINK_RHO", 0.0)
     u = DPHuberRegressor(epsilon=1.0, random_state=0).fit(X, y)
-    assert lam == pytest.approx(1.0 / (1.0 + (SHRINK_RHO * np.sqrt(5) / (320 * (1.0 - plan.share)))**2))
+    assert lam == pytest.approx(1.0 / (1.0 + (SHRINK_RHO / (320 * (1.0 - plan.share)))**2))
     assert 0.1 < lam < 0.99 and m.center_ == u.center_ and m.prediction_range_ == u.prediction_range_
     np.testing.assert_allclose(m.coef_, lam * u.coef_, rtol=1e-12)
     assert m.intercept_ - m.center_ == pytest.approx(lam * (u.intercept_ - u.center_), rel=1e-9)

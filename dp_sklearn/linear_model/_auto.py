@@ -67,8 +67,9 @@ BOUNDS_Y_SHARE = (0.1, 0.5)
 #: median; chosen on the tabular suite's tuning half (benchmarks/tabular/README.md, "Evidence
 #: for defaults")
 SHRUNK_MAD_SHARE = 0.8
-#: the signal-to-noise scale ``rho_0`` of :func:`shrink_factor` (chosen with ``SHRUNK_MAD_SHARE``)
-SHRINK_RHO = 10.0
+#: the ``epsilon n`` of the model at which :func:`shrink_factor` halves its deviation from the
+#: center (chosen with ``SHRUNK_MAD_SHARE``)
+SHRINK_RHO = 90.0
 
 
 #: largest share of the "center" mode (the model's output is replaced by the released median)
@@ -154,16 +155,19 @@ class BoundsYPlan(NamedTuple):
     level: float
 
 
-def shrink_factor(epsilon, n_samples, n_coef):
+def shrink_factor(epsilon, n_samples):
     """The public factor ``lambda`` by which a model's predictions are shrunk toward the released center.
 
-    A noisy linear model's error in normalized units grows like ``sqrt(d) / (n epsilon)``
-    (``d`` coefficients; Bassily, Smith & Thakurta 2014, Theorem 2.4 for noisy gradient
-    descent; Wang 2018 for AdaSSP), while its signal does not depend on the budget. With
-    ``rho = n epsilon / sqrt(d)`` the factor is the Wiener ratio ``rho^2 / (rho^2 + rho_0^2)``
-    (``rho_0 = SHRINK_RHO``): about 1 once ``epsilon n`` is large, and toward 0 where the
-    model's noise would dominate its predictions, which then stay near the released center
-    (a prediction ``center + lambda (f(x) - center)`` is post-processing of the releases).
+    The noise a private linear fit adds to a prediction ``<x, theta>`` (rows of norm at most
+    1 in normalized units, an intercept) is the noise of the coefficients along ``x``: its
+    scale falls like ``1 / (n epsilon)`` (noisy gradient descent, Bassily, Smith & Thakurta
+    2014; AdaSSP, Wang 2018) and does not grow with the number of features, while the
+    signal it blurs does not depend on the budget. With ``rho = n epsilon`` the factor is
+    the Wiener ratio ``rho^2 / (rho^2 + rho_0^2)`` (``rho_0 = SHRINK_RHO``, the ``epsilon
+    n`` at which the model keeps half of its deviation from the center): about 1 once
+    ``epsilon n`` is large, and toward 0 where the model's noise would dominate its
+    predictions, which then stay near the released center (a prediction ``center + lambda
+    (f(x) - center)`` is post-processing of the releases).
 
     Parameters
     ----------
@@ -171,8 +175,6 @@ def shrink_factor(epsilon, n_samples, n_coef):
         The model's epsilon (after the target statistics), in nats; ``inf`` gives 1.
     n_samples : int
         Number of training rows (public).
-    n_coef : int
-        Number of coefficients, the intercept included (public).
 
     Returns
     -------
@@ -181,7 +183,7 @@ def shrink_factor(epsilon, n_samples, n_coef):
     """
     if not np.isfinite(epsilon):
         return 1.0
-    rho = float(n_samples) * float(epsilon) / np.sqrt(max(int(n_coef), 1))
+    rho = float(n_samples) * float(epsilon)
     return float(rho**2 / (rho**2 + SHRINK_RHO**2))
 
 

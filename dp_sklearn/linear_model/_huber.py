@@ -112,8 +112,8 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         nothing is clipped), ``y_scale_ = 1.4826 * MAD`` (the normal-consistent MAD) and
         ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. The fitted model's deviation
         from ``m`` is multiplied by the public factor
-        ``dp_sklearn.linear_model._auto.shrink_factor`` of the model's epsilon, ``n_samples``
-        and ``n_features`` (near 1 unless ``epsilon * n_samples`` is small), and predictions
+        ``dp_sklearn.linear_model._auto.shrink_factor`` of the model's epsilon and
+        ``n_samples`` (near 1 unless ``epsilon * n_samples`` is small), and predictions
         are clipped to ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``),
         post-processing that bounds how far a noisy fit can stray from the bulk of y (see
         ``predict``). Released as ``center_``, ``y_scale_`` and
@@ -341,7 +341,7 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
             return
         lam = 1.0
         if isinstance(self.huber_threshold, str):  # toward the released center (post-processing; a public factor)
-            lam = shrink_factor(self._model_epsilon(), self._n_targets, coef.shape[0] + 1)
+            lam = shrink_factor(self._model_epsilon(), self._n_targets)
         self.coef_ = lam * t * coef[:, 0]
         self.intercept_ = float(center + lam * t * intercept[0]) if self.fit_intercept else float(center)
 

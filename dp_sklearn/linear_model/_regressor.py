@@ -92,7 +92,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         mid, half = target_map
         lam = 1.0
         if self._shrinks():  # toward the released center (post-processing; a public factor)
-            lam = shrink_factor(self._solver_epsilon(), self._n_targets, coef.shape[0] + 1)
+            lam = shrink_factor(self._solver_epsilon(), self._n_targets)
         self.coef_ = lam * half * coef[:, 0]
         self.intercept_ = float(mid + lam * half * intercept[0]) if self.fit_intercept else 0.0
 
