@@ -10,6 +10,10 @@ Each factory is a fully private pipeline shaped as the suite's ``default_private
 on the numeric columns, the public one-hot encoder, the library's budget split) whose model runs
 with the module constants set to the variant's values during its ``fit`` (one fit at a time per
 process, as the suite runs them). ``*_old``: the plan before this change (cap 0.5, no shrinkage).
+``*_c<cap>_r<rho_0>`` and ``*_c<cap>_k<rho_0>`` set ``SHRINK_RHO`` = rho_0 in ``shrink_factor``'s
+current form (``rho = n epsilon_model``; default 90): the ``_r`` grid was first run on the
+candidate form ``rho = n epsilon_model / sqrt(n_coef)`` (``results/tuning_smalln_y_<cap>.*``,
+commit 796a435), the ``_k`` grid on the current one (``results/tuning_smalln_y_k_<cap>.*``).
 
 Commands (tuning half only; the small-n cells are the tuning sets subsampled with
 ``--train-cap``, the regime of checking's credit, n = 280, that no tuning set has at full size)::
