@@ -95,6 +95,9 @@ def variant(**constants):
         def _transform_targets(self, y, rng):
             return self._with(super()._transform_targets, y, rng)
 
+        def _set_coef(self, coef, intercept, target_map):
+            return self._with(super()._set_coef, coef, intercept, target_map)
+
     Variant.__name__ = Variant.__qualname__ = "DPHuberRegressor"
 
     def factory(schema, task, epsilon):

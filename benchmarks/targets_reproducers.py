@@ -1,6 +1,6 @@
 """bounds_y="auto" reproducers (issue 20, item 4): min and median R^2 over seeds.
 
-    PYTHONPATH=$PWD python -m benchmarks.targets_reproducers [--seeds 30] [--eps 1 5]
+    PYTHONPATH=$PWD python -m benchmarks.targets_reproducers [--seeds 30] [--eps 1 5] [--model huber]
 
 Raw diabetes (load_diabetes(scaled=False), 70/30 split per seed, n=309) through
 ``make_private_pipeline(DPStandardScaler(), DPRidge(), epsilon=eps)`` and ``DPRidge`` alone
@@ -22,7 +22,6 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from dp_sklearn.linear_model import DPRidge
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPStandardScaler
 
@@ -57,27 +56,34 @@ def main(argv=None):
     ap.add_argument("--eps", type=float, nargs="+", default=[1.0, 5.0])
     ap.add_argument("--cases", nargs="+", default=["diabetes-pipeline", "diabetes-ridge", "offset", "tiny", "huge",
                                                       "constant", "skewed"])
+    ap.add_argument("--model", choices=["ridge", "huber"], default="ridge",
+                    help="the regressor: DPRidge (bounds_y='auto') or DPHuberRegressor (huber_threshold='auto')")
     args = ap.parse_args(argv)
+    if args.model == "huber":
+        from dp_sklearn.linear_model import DPHuberRegressor as Model
+    else:
+        from dp_sklearn.linear_model import DPRidge as Model
     print("| case | epsilon | min | median | seeds < -1 |\n|---|---|---|---|---|")
     for case in args.cases:
         for eps in args.eps:
             scores = []
             for s in range(args.seeds):
                 if case == "diabetes-pipeline":
-                    model, split = make_private_pipeline(DPStandardScaler(random_state=s), DPRidge(random_state=s),
+                    model, split = make_private_pipeline(DPStandardScaler(random_state=s), Model(random_state=s),
                                                          epsilon=eps), diabetes(s)
                 elif case == "diabetes-scaled":  # README: DPStandardScaler(eps / 3) + DPRidge(eps), as loaded
                     model = make_pipeline(DPStandardScaler(epsilon=eps / 3, delta=1e-6, random_state=s),
-                                          DPRidge(epsilon=eps, delta=1e-6, random_state=s))
+                                          Model(epsilon=eps, delta=1e-6, random_state=s))
                     split = diabetes(s, scaled=True)
                 elif case.startswith("diabetes-stdscaler"):  # comparison: a non-private StandardScaler
                     bounds = (25.0, 346.0) if case.endswith("public") else "auto"
-                    model = make_pipeline(StandardScaler(), DPRidge(epsilon=eps, bounds_y=bounds, random_state=s))
+                    kw = {"bounds_y": bounds} if args.model == "ridge" else {}
+                    model = make_pipeline(StandardScaler(), Model(epsilon=eps, random_state=s, **kw))
                     split = diabetes(s)
                 elif case == "diabetes-ridge":
-                    model, split = DPRidge(epsilon=eps, random_state=s), diabetes(s)
+                    model, split = Model(epsilon=eps, random_state=s), diabetes(s)
                 else:
-                    model, split = DPRidge(epsilon=eps, random_state=s), synthetic(case, s)
+                    model, split = Model(epsilon=eps, random_state=s), synthetic(case, s)
                 scores.append(score(model, split))
             scores = np.array(scores)
             print(f"| {case} | {eps:g} | {scores.min():.3g} | {np.median(scores):.3g} | {(scores < -1).sum()} |",

@@ -13,7 +13,7 @@ from sklearn.datasets import load_diabetes
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
-from dp_sklearn import DPLasso, DPRidge, PrivacyLedger
+from dp_sklearn import DPHuberRegressor, DPLasso, DPRidge, PrivacyLedger
 from dp_sklearn._accounting import EpsilonDeltaDpEvent
 from dp_sklearn.audit import audit_epsilon
 from dp_sklearn.composition import compose_epsilon
@@ -24,9 +24,12 @@ from dp_sklearn.linear_model._auto import (
     BoundsYPlan,
     CENTER_SHARE,
     LOCATE_NATS,
+    SHRINK_RHO,
+    SHRUNK_MAD_SHARE,
     SIDE_LEVELS,
     auto_event,
     bounds_y_plan,
+    shrink_factor,
     private_bounds_y,
     private_data_norm,
 )
@@ -62,6 +65,92 @@ def test_plan_closed_form():
     assert plan.mode == "center" and plan.share == pytest.approx(8 * LOCATE_NATS / 300)
     assert plan.eps_median == pytest.approx(plan.share / 2) and plan.eps_side == 0.0
     assert bounds_y_plan(0.1, 50).share == CENTER_SHARE  # the model's output is not used
+
+
+def test_shrunk_plan_closed_form():
+    """A model shrunk toward the center (mad_share=SHRUNK_MAD_SHARE) keeps the "mad" plan down to
+    epsilon n = 12 LOCATE_NATS / SHRUNK_MAD_SHARE (270); the default cap stays BOUNDS_Y_SHARE[1]."""
+    edge = 12 * LOCATE_NATS / SHRUNK_MAD_SHARE
+    for n, eps in [(300, 1.0), (420, 0.75), (400, 1.0)]:
+        assert bounds_y_plan(eps, n).mode == "center"  # the unshrunk plan (quantile, Poisson)
+        plan = bounds_y_plan(eps, n, mad_share=SHRUNK_MAD_SHARE)
+        share = 12 * LOCATE_NATS / (n * eps)
+        assert plan.mode == "mad" and plan.share == pytest.approx(share) and BOUNDS_Y_SHARE[1] < share <= SHRUNK_MAD_SHARE
+        assert plan.eps_median == plan.eps_side == pytest.approx(share * eps / 3)
+        assert plan.eps_median * n / 4 == pytest.approx(LOCATE_NATS)  # every release keeps its margin
+    assert bounds_y_plan(1.0, int(edge) + 1, mad_share=SHRUNK_MAD_SHARE).mode == "mad"
+    assert bounds_y_plan(1.0, int(edge) - 1, mad_share=SHRUNK_MAD_SHARE).mode == "center"
+    # above the default cap nothing changes: the range mode keeps its own cap
+    assert bounds_y_plan(5.0, 420, mad_share=SHRUNK_MAD_SHARE) == bounds_y_plan(5.0, 420)
+    assert bounds_y_plan(1.5, 309, mad_share=SHRUNK_MAD_SHARE) == bounds_y_plan(1.5, 309)
+
+
+def test_shrink_factor_closed_form():
+    """lambda = rho^2 / (rho^2 + SHRINK_RHO^2), rho = n epsilon (the model's); 1 at epsilon = inf."""
+    rho = 300 * 0.25
+    assert shrink_factor(0.25, 300) == pytest.approx(rho**2 / (rho**2 + SHRINK_RHO**2))
+    assert shrink_factor(np.inf, 10) == 1.0
+    assert shrink_factor(SHRINK_RHO / 7, 7) == pytest.approx(0.5)  # rho = rho_0: half way
+    lams = [shrink_factor(e, 300) for e in (0.05, 0.1, 0.5, 2.0, 20.0)]
+    assert all(0.0 < a < b <= 1.0 for a, b in zip(lams, lams[1:]))
+    assert shrink_factor(5.0, 10_000) > 0.9999  # no cost at large epsilon n
+
+
+def test_ridge_shrinks_toward_the_released_center(monkeypatch):
+    """bounds_y="auto" with an intercept: the same release (same seed, same plan), coefficients and the
+    intercept's distance from the center multiplied by shrink_factor of the model's epsilon (post-processing)."""
+    import dp_sklearn.linear_model._auto as auto
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(420, 6))
+    y = 50.0 + X @ rng.normal(size=6) * 5 + rng.normal(size=420)
+    m = DPRidge(epsilon=0.75, random_state=0).fit(X, y)  # epsilon n = 315: the shrunk "mad" plan
+    share = bounds_y_plan(0.75, 420, mad_share=SHRUNK_MAD_SHARE).share
+    assert m.dp_event_.events[0] == EpsilonDeltaDpEvent(0.75 * share, 0.0)
+    monkeypatch.setattr(auto, "SHRINK_RHO", 0.0)  # lambda = 1: the unshrunk model of the same noise
+    u = DPRidge(epsilon=0.75, random_state=0).fit(X, y)
+    lam = 1.0 / (1.0 + (SHRINK_RHO / (420 * 0.75 * (1 - share)))**2)
+    assert 0.1 < lam < 0.99 and u.bounds_y_ == m.bounds_y_
+    np.testing.assert_allclose(m.coef_, lam * u.coef_, rtol=1e-12)
+    c = m._y_center  # the released median (bounds_y_ is centred on it)
+    assert m.intercept_ - c == pytest.approx(lam * (u.intercept_ - c), rel=1e-9)
+    # a public range, or no intercept: no shrinkage, and the default cap of the plan
+    b = DPRidge(epsilon=0.75, bounds_y=(0, 100), random_state=0).fit(X, y)
+    monkeypatch.setattr(auto, "SHRINK_RHO", SHRINK_RHO)
+    b2 = DPRidge(epsilon=0.75, bounds_y=(0, 100), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(b.coef_, b2.coef_)
+    with pytest.warns(UserWarning, match="predicts a private median"):
+        DPRidge(epsilon=0.75, fit_intercept=False, random_state=0).fit(X, y)
+
+
+@pytest.mark.parametrize("kind", ["offset", "tiny", "huge", "skewed", "constant"])
+def test_reproducers_in_the_shrunk_mad_band(kind):
+    """epsilon n = 315 (420 training rows at epsilon 0.75): the "center" plan before, the "mad"
+    plan with 69% of epsilon and shrunk predictions now; never below R^2 = -1."""
+    assert bounds_y_plan(0.75, 420).mode == "center"
+    assert bounds_y_plan(0.75, 420, mad_share=SHRUNK_MAD_SHARE).mode == "mad"
+    r2 = []
+    for seed in range(12):
+        Xtr, Xte, ytr, yte = _synthetic(kind, seed)
+        pred = DPRidge(epsilon=0.75, random_state=seed).fit(Xtr, ytr).predict(Xte)
+        if kind == "constant":
+            assert np.max(np.abs(pred - 7.0)) < 0.3
+        else:
+            r2.append(r2_score(yte, pred))
+    assert not r2 or min(r2) > -1.0, r2
+
+
+@pytest.mark.parametrize("model", [DPRidge, DPHuberRegressor])
+def test_no_signal_target_in_the_shrunk_band_never_below_minus_one(model):
+    """y independent of X (the worst case of a shrunk model: all it adds is noise), epsilon n = 315:
+    the shrinkage keeps the noisy predictions near the released median."""
+    rng = np.random.default_rng(0)
+    r2 = []
+    for seed in range(12):
+        X, y = rng.normal(size=(600, 3)), 100.0 + 10.0 * rng.normal(size=600)
+        pred = model(epsilon=0.75, random_state=seed).fit(X[:420], y[:420]).predict(X[420:])
+        r2.append(r2_score(y[420:], pred))
+    assert min(r2) > -1.0 and np.median(r2) > -0.3, r2
 
 
 def test_center_mode_warns_from_public_values():

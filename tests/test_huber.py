@@ -150,6 +150,33 @@ def test_center_plan_predicts_the_released_median():
     assert 99.0 < m.center_ < 101.0 and m.dp_event_.events[0].epsilon == pytest.approx(huber_y_plan(1.0, 200).share)
 
 
+def test_small_budget_mad_plan_shrinks_toward_the_center(monkeypatch):
+    """epsilon n between 12 LOCATE_NATS / Y_SHARE[1] and 12 LOCATE_NATS / 0.5: the "mad" plan (the
+    "center" plan before), and the released model's deviation from center_ is multiplied by
+    shrink_factor of the model's epsilon (post-processing: same releases, same seed)."""
+    import dp_sklearn.linear_model._auto as auto
+    from dp_sklearn.linear_model._auto import SHRINK_RHO, shrink_factor
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(320, 4))
+    y = 100.0 + X @ np.array([3.0, -2.0, 1.0, 0.5]) + rng.normal(size=320)
+    plan = huber_y_plan(1.0, 320)
+    assert plan.mode == "mad" and 0.5 < plan.share <= Y_SHARE[1]
+    m = DPHuberRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    lam = shrink_factor(1.0 - plan.share, 320)
+    monkeypatch.setattr(auto, "SHRINK_RHO", 0.0)
+    u = DPHuberRegressor(epsilon=1.0, random_state=0).fit(X, y)
+    assert lam == pytest.approx(1.0 / (1.0 + (SHRINK_RHO / (320 * (1.0 - plan.share)))**2))
+    assert 0.1 < lam < 0.99 and m.center_ == u.center_ and m.prediction_range_ == u.prediction_range_
+    np.testing.assert_allclose(m.coef_, lam * u.coef_, rtol=1e-12)
+    assert m.intercept_ - m.center_ == pytest.approx(lam * (u.intercept_ - u.center_), rel=1e-9)
+    # a public threshold: no shrinkage
+    a = DPHuberRegressor(huber_threshold=2.0, epsilon=1.0, random_state=0).fit(X, y)
+    monkeypatch.setattr(auto, "SHRINK_RHO", SHRINK_RHO)
+    b = DPHuberRegressor(huber_threshold=2.0, epsilon=1.0, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
 def test_y_releases_spend_the_planned_epsilon(diabetes, monkeypatch):
     """Each exponential-mechanism median the fit draws is at share * epsilon / 3 (three in all),
     and the fit's auto event is their basic composition."""

@@ -32,7 +32,7 @@ from scipy.special import ndtri
 from .._private_stats import TIE_DITHER, exponential_quantiles, quantile_epsilon, search_unit
 
 __all__ = ["AUTO_SHARE", "SPARSE_DATA_NORM", "DATA_NORM_QUANTILE", "DATA_NORM_SEARCH", "BOUNDS_Y_SEARCH", "BOUNDS_Y_UNIT", "LOCATE_NATS",
-           "BOUNDS_Y_SHARE", "CENTER_SHARE", "SIDE_LEVELS", "COVER_Z", "SIDE_RATIO", "POINT_MASS", "auto_event", "default_data_norm", "BoundsYPlan", "bounds_y_plan",
+           "BOUNDS_Y_SHARE", "SHRUNK_MAD_SHARE", "SHRINK_RHO", "CENTER_SHARE", "SIDE_LEVELS", "COVER_Z", "SIDE_RATIO", "POINT_MASS", "auto_event", "default_data_norm", "BoundsYPlan", "bounds_y_plan", "shrink_factor",
            "private_data_norm", "private_bounds_y"]
 
 #: share of the fit's epsilon spent on data_norm="auto" (bounds_y="auto": :func:`bounds_y_plan`)
@@ -61,6 +61,17 @@ LOCATE_NATS = 18.0
 #: margins are met with room to spare at large epsilon n and the spare budget moves the side
 #: level out instead; the model always keeps at least half of the budget
 BOUNDS_Y_SHARE = (0.1, 0.5)
+#: largest share of the "mad" mode for a model whose predictions are shrunk toward the released
+#: center by :func:`shrink_factor` (the least-squares regressors' ``bounds_y="auto"`` and
+#: ``DPHuberRegressor``): with the shrinkage a model on the remaining 20% beats predicting the
+#: median; chosen on the tabular suite's tuning half (benchmarks/tabular/README.md, "Evidence
+#: for defaults")
+SHRUNK_MAD_SHARE = 0.8
+#: the ``epsilon n`` of the model at which :func:`shrink_factor` halves its deviation from the
+#: center (chosen with ``SHRUNK_MAD_SHARE``)
+SHRINK_RHO = 90.0
+
+
 #: largest share of the "center" mode (the model's output is replaced by the released median)
 CENTER_SHARE = 0.95
 #: range of the side level q of bounds_y="auto" (the quartiles at small epsilon n)
@@ -144,7 +155,39 @@ class BoundsYPlan(NamedTuple):
     level: float
 
 
-def bounds_y_plan(epsilon, n_samples):
+def shrink_factor(epsilon, n_samples):
+    """The public factor ``lambda`` by which a model's predictions are shrunk toward the released center.
+
+    The noise a private linear fit adds to a prediction ``<x, theta>`` (rows of norm at most
+    1 in normalized units, an intercept) is the noise of the coefficients along ``x``: its
+    scale falls like ``1 / (n epsilon)`` (noisy gradient descent, Bassily, Smith & Thakurta
+    2014; AdaSSP, Wang 2018) and does not grow with the number of features, while the
+    signal it blurs does not depend on the budget. With ``rho = n epsilon`` the factor is
+    the Wiener ratio ``rho^2 / (rho^2 + rho_0^2)`` (``rho_0 = SHRINK_RHO``, the ``epsilon
+    n`` at which the model keeps half of its deviation from the center): about 1 once
+    ``epsilon n`` is large, and toward 0 where the model's noise would dominate its
+    predictions, which then stay near the released center (a prediction ``center + lambda
+    (f(x) - center)`` is post-processing of the releases).
+
+    Parameters
+    ----------
+    epsilon : float
+        The model's epsilon (after the target statistics), in nats; ``inf`` gives 1.
+    n_samples : int
+        Number of training rows (public).
+
+    Returns
+    -------
+    lam : float
+        In (0, 1].
+    """
+    if not np.isfinite(epsilon):
+        return 1.0
+    rho = float(n_samples) * float(epsilon)
+    return float(rho**2 / (rho**2 + SHRINK_RHO**2))
+
+
+def bounds_y_plan(epsilon, n_samples, *, mad_share=None):
     """The public plan of ``bounds_y="auto"``: share of epsilon, releases, side level.
 
     A median (or the MAD) at privacy loss ``e`` has a utility margin of ``e n / 4`` nats, a
@@ -156,7 +199,10 @@ def bounds_y_plan(epsilon, n_samples):
       in all, split ``1/6, 1/6, 1/3, 1/3``; the share is that over ``epsilon``, at least
       ``BOUNDS_Y_SHARE[0]``, and the side level ``q = 2 LOCATE_NATS / (eps_side n)`` goes
       below the quartiles (to ``SIDE_LEVELS[0]``) when the share is at its floor;
-    * ``"mad"``: two medians and the MAD need ``12 LOCATE_NATS / n``, a third each;
+    * ``"mad"``: two medians and the MAD need ``12 LOCATE_NATS / n``, a third each, within
+      ``mad_share`` of ``epsilon`` (``BOUNDS_Y_SHARE[1]``, or ``SHRUNK_MAD_SHARE`` for a model
+      whose predictions are shrunk toward the center by :func:`shrink_factor`: such a model
+      beats the median on the budget left);
     * ``"center"``: the two medians, ``8 LOCATE_NATS / n`` (at most ``CENTER_SHARE``):
       the model's output is then replaced by the released median (post-processing), so
       its budget would be wasted; it keeps ``1 - CENTER_SHARE`` only because the fit
@@ -169,6 +215,8 @@ def bounds_y_plan(epsilon, n_samples):
         The fit's total epsilon (``inf``: exact quantiles, nothing spent).
     n_samples : int
         Number of training rows (public).
+    mad_share : float or None, default=None
+        Largest share of the ``"mad"`` mode; ``None`` is ``BOUNDS_Y_SHARE[1]``.
 
     Returns
     -------
@@ -180,9 +228,11 @@ def bounds_y_plan(epsilon, n_samples):
     eps = float(epsilon)
     for mode, need, parts in (("range", 24.0, 6.0), ("mad", 12.0, 3.0), ("center", 8.0, 2.0)):
         share = need * LOCATE_NATS / (n * eps)
-        if share <= BOUNDS_Y_SHARE[1] or mode == "center":
+        cap = {"range": BOUNDS_Y_SHARE[1], "mad": BOUNDS_Y_SHARE[1] if mad_share is None else float(mad_share),
+               "center": CENTER_SHARE}[mode]
+        if share <= cap or mode == "center":
             break
-    share = float(np.clip(share, BOUNDS_Y_SHARE[0], CENTER_SHARE if mode == "center" else BOUNDS_Y_SHARE[1]))
+    share = float(np.clip(share, BOUNDS_Y_SHARE[0], cap))
     if mode == "range":
         eps_side = share * eps / 3.0
         level = float(np.clip(2.0 * LOCATE_NATS / (eps_side * n), *SIDE_LEVELS))

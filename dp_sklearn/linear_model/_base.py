@@ -36,7 +36,7 @@ from .._release import make_rng, private_fit
 from ..ledger import PrivacyLedger
 from ..solvers import SOLVERS, get_solver
 from ..solvers._base import PublicProblem
-from ._auto import (AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, default_data_norm, private_bounds_y,
+from ._auto import (AUTO_SHARE, _row_norms as _auto_row_norms, auto_event, bounds_y_plan, default_data_norm, private_bounds_y,
                     private_data_norm)
 from ._dask_fit import auto_inputs, validate_dask
 
@@ -227,6 +227,10 @@ class _DPLinearBase(BaseEstimator):
         """Names of the bounds this fit estimates privately (``"auto"``), in draw order."""
         return ("data_norm",) if isinstance(self.data_norm, str) else ()
 
+    def _bounds_y_plan(self):
+        """The plan of ``bounds_y="auto"`` (public: epsilon and the number of targets only)."""
+        return bounds_y_plan(self.epsilon, self._n_targets)
+
     def _auto_share(self, name):
         """Share of epsilon spent on the "auto" estimate ``name`` (public values only)."""
         return AUTO_SHARE[name]
@@ -262,7 +266,7 @@ class _DPLinearBase(BaseEstimator):
         if is_dask_collection(X):  # their 1-D inputs come to the client (dp_sklearn.linear_model._dask_fit)
             y, norms = auto_inputs(X, y, self._auto_estimates(), partial(_auto_row_norms, ord_=self.data_norm_ord))
         if "bounds_y" in self._auto_estimates():
-            self.bounds_y_, self._y_center = private_bounds_y(y, self.epsilon, rng)
+            self.bounds_y_, self._y_center = private_bounds_y(y, self.epsilon, rng, plan=self._bounds_y_plan())
         if "data_norm" in self._auto_estimates():
             return private_data_norm(X, self.data_norm_ord, self.epsilon, rng, row_norms=norms)
         return self._data_norm_value(X.shape[1], sp.issparse(X))

@@ -13,7 +13,8 @@ from .._dask_design import is_dask_collection
 
 from .._constraints import Interval
 from .._losses._huber import HuberLoss
-from ._auto import BOUNDS_Y_SEARCH, CENTER_SHARE, COVER_Z, LOCATE_NATS, BoundsYPlan, private_bounds_y
+from ._auto import (BOUNDS_Y_SEARCH, CENTER_SHARE, COVER_Z, LOCATE_NATS, SHRUNK_MAD_SHARE, BoundsYPlan,
+                    private_bounds_y, shrink_factor)
 from ._dask_fit import auto_inputs
 from ._base import BATCH_SIZE, PRIVACY_CONSTRAINTS, SolverOptions, _DPLinearBase, solvers_for
 from ._dask_predict import blockwise_on_dask
@@ -26,8 +27,10 @@ __all__ = ["DPHuberRegressor", "huber_y_plan", "AUTO_THRESHOLD", "Y_SHARE", "PRE
 #: tuning half, benchmarks/tabular/README.md "Evidence for defaults")
 AUTO_THRESHOLD = 3.0
 #: smallest and largest share of the fit's epsilon spent on the location and scale of y
-#: (``huber_threshold="auto"``, ``huber_y_plan``)
-Y_SHARE = (0.1, 0.5)
+#: (``huber_threshold="auto"``, ``huber_y_plan``); the upper end is ``SHRUNK_MAD_SHARE``: the
+#: predictions are shrunk toward the released median by ``shrink_factor``, so a model on the
+#: remaining 20% beats predicting the median (benchmarks/tabular/README.md, "Evidence for defaults")
+Y_SHARE = (0.1, SHRUNK_MAD_SHARE)
 #: predictions of ``huber_threshold="auto"`` are clipped to ``center_ -+ PREDICT_COVER *
 #: y_scale_`` (post-processing of the released median and scale; see ``predict``); wide enough
 #: for the upper tail of a right-skewed target (chosen with ``AUTO_THRESHOLD``)
@@ -43,7 +46,9 @@ def huber_y_plan(epsilon, n_samples):
     absolute deviation ``d`` of ``|y - m|``, each at privacy loss ``share * epsilon / 3``.
     A median at loss ``e`` has a utility margin of ``e n / 4`` nats; the share gives each
     release ``LOCATE_NATS`` of margin (``12 LOCATE_NATS / (n epsilon)``), clipped to
-    ``Y_SHARE``. When that margin needs more than ``Y_SHARE[1]`` of epsilon, a
+    ``Y_SHARE`` (up to 80%: the model's predictions are shrunk toward the median by
+    ``dp_sklearn.linear_model._auto.shrink_factor``, so the remaining 20% still beat the
+    median). When that margin needs more than ``Y_SHARE[1]`` of epsilon, a
     mislocated median would put every prediction far from y; the plan is then
     ``"center"``: the two medians only, with ``LOCATE_NATS`` each (``8 LOCATE_NATS / (n
     epsilon)``, at most ``CENTER_SHARE``), and the fit predicts the released median
@@ -105,9 +110,13 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         ``dp_sklearn.linear_model._auto.private_bounds_y``, with the share of epsilon of
         ``huber_y_plan``); the targets are centred on ``m`` (a release, not a bound:
         nothing is clipped), ``y_scale_ = 1.4826 * MAD`` (the normal-consistent MAD) and
-        ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. Predictions are clipped to
-        ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``), post-processing that
-        bounds how far a noisy fit can stray from the bulk of y (see ``predict``). Released as ``center_``, ``y_scale_`` and
+        ``t = AUTO_THRESHOLD * y_scale_`` = 3 ``y_scale_``. The fitted model's deviation
+        from ``m`` is multiplied by the public factor
+        ``dp_sklearn.linear_model._auto.shrink_factor`` of the model's epsilon and
+        ``n_samples`` (near 1 unless ``epsilon * n_samples`` is small), and predictions
+        are clipped to ``m -+ PREDICT_COVER * y_scale_`` (``prediction_range_``),
+        post-processing that bounds how far a noisy fit can stray from the bulk of y (see
+        ``predict``). Released as ``center_``, ``y_scale_`` and
         ``huber_threshold_``.
     alpha : float, default=1e-4
         l2 penalty (>= 0) on ``w``, in the units of the objective above.
@@ -330,8 +339,11 @@ class DPHuberRegressor(RegressorMixin, _DPLinearBase):
         if low == high:  # "center" plan: the model predicts the released median
             self.coef_, self.intercept_ = np.zeros_like(coef[:, 0]), float(center)
             return
-        self.coef_ = t * coef[:, 0]
-        self.intercept_ = float(center + t * intercept[0]) if self.fit_intercept else float(center)
+        lam = 1.0
+        if isinstance(self.huber_threshold, str):  # toward the released center (post-processing; a public factor)
+            lam = shrink_factor(self._model_epsilon(), self._n_targets)
+        self.coef_ = lam * t * coef[:, 0]
+        self.intercept_ = float(center + lam * t * intercept[0]) if self.fit_intercept else float(center)
 
     @blockwise_on_dask
     def predict(self, X):

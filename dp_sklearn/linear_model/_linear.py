@@ -39,9 +39,10 @@ class DPLinearRegression(DPRidge):
         epsilon), released as ``data_norm_``.
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
-        clipped and predictions are clipped to it. ``"auto"``: a private median of y
-        plus or minus three private median absolute deviations (20% of epsilon),
-        released as ``bounds_y_``. ``None``: (-1, 1) with a warning.
+        clipped and predictions are clipped to it. ``"auto"``: a private range from
+        quantiles of y, as for :class:`DPRidge` (its share of epsilon, the predictions
+        shrunk toward the private median at small ``epsilon * n_samples``), released
+        as ``bounds_y_``. ``None``: (-1, 1) with a warning.
     solver : str, default="ssp"
         One of the registered solvers for the squared loss without a constraint (as
         :class:`DPRidge`); ``"ssp"`` is AdaSSP.

@@ -12,7 +12,8 @@ from .._dask_design import is_dask_collection, normalize_y_dask
 from .._data import check_bounds_y, normalize_y
 from .._losses import SquaredLoss
 from .._private_mean import Y_CENTER_SHARE, private_center, private_center_event
-from ._auto import bounds_y_plan
+from . import _auto
+from ._auto import bounds_y_plan, shrink_factor
 from ._base import PRIVACY_CONSTRAINTS, _DPLinearBase
 from ._dask_predict import blockwise_on_dask
 
@@ -38,7 +39,7 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
         elif not isinstance(self.bounds_y, str):
             self.bounds_y_ = tuple(float(v) for v in self.bounds_y)  # public: the hyperparameter
         self._n_targets = int(y.shape[0])  # public: sets the share of bounds_y="auto"
-        if isinstance(self.bounds_y, str) and bounds_y_plan(self.epsilon, self._n_targets).mode == "center":
+        if isinstance(self.bounds_y, str) and self._bounds_y_plan().mode == "center":
             warnings.warn(f"bounds_y='auto' with epsilon * n_samples = {self.epsilon * self._n_targets:.4g}: too "
                           "little to locate the range of y, so the model predicts a private median of y. Pass "
                           "the public range of y as bounds_y=(low, high).", UserWarning, stacklevel=4)
@@ -54,8 +55,16 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
 
     def _auto_share(self, name):
         if name == "bounds_y":
-            return bounds_y_plan(self.epsilon, self._n_targets).share
+            return self._bounds_y_plan().share
         return super()._auto_share(name)
+
+    def _shrinks(self):
+        """Whether the predictions are shrunk toward the released center (public: the hyperparameters)."""
+        return isinstance(self.bounds_y, str) and bool(self.fit_intercept)
+
+    def _bounds_y_plan(self):
+        # with an intercept, the shrunk model fits on the "mad" mode's budget up to SHRUNK_MAD_SHARE
+        return bounds_y_plan(self.epsilon, self._n_targets, mad_share=_auto.SHRUNK_MAD_SHARE if self._shrinks() else None)
 
     def _prior_events(self):
         # bounds_y="auto" releases its own center (a private median): no private mean then
@@ -81,8 +90,11 @@ class _DPRegressorBase(RegressorMixin, _DPLinearBase):
 
     def _set_coef(self, coef, intercept, target_map):
         mid, half = target_map
-        self.coef_ = half * coef[:, 0]
-        self.intercept_ = float(mid + half * intercept[0]) if self.fit_intercept else 0.0
+        lam = 1.0
+        if self._shrinks():  # toward the released center (post-processing; a public factor)
+            lam = shrink_factor(self._solver_epsilon(), self._n_targets)
+        self.coef_ = lam * half * coef[:, 0]
+        self.intercept_ = float(mid + lam * half * intercept[0]) if self.fit_intercept else 0.0
 
     @blockwise_on_dask
     def predict(self, X):

@@ -52,8 +52,10 @@ class DPRidge(_DPRegressorBase):
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
         clipped and predictions are clipped to it. ``"auto"``: a private range from
-        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
-        about 430 the model predicts a private median, with a warning), released as
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; with an
+        intercept up to 80% below about 430, the predictions then shrunk toward the
+        private median by ``dp_sklearn.linear_model._auto.shrink_factor``; below about
+        270 the model predicts a private median, with a warning), released as
         ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : str, default="auto"
         ``"auto"``: ``"noisy_newton"`` (a few passes: one noisy Gram matrix, then 5
@@ -261,8 +263,10 @@ class DPLasso(_DPRegressorBase):
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
         clipped and predictions are clipped to it. ``"auto"``: a private range from
-        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
-        about 430 the model predicts a private median, with a warning), released as
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; with an
+        intercept up to 80% below about 430, the predictions then shrunk toward the
+        private median by ``dp_sklearn.linear_model._auto.shrink_factor``; below about
+        270 the model predicts a private median, with a warning), released as
         ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : str, default="frank_wolfe"
         One of the registered solvers for the l1 ball: ``"frank_wolfe"`` (TTZ

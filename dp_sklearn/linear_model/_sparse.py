@@ -76,8 +76,10 @@ class DPSparseLinearRegression(_SparseMixin, _DPRegressorBase):
     bounds_y : tuple of float (low, high), "auto" or None, default="auto"
         Public range of the target, finite with low < high; targets outside are
         clipped and predictions are clipped to it. ``"auto"``: a private range from
-        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; below
-        about 430 the model predicts a private median, with a warning), released as
+        quantiles of y (10% to 50% of epsilon, set by ``epsilon * n_samples``; with an
+        intercept up to 80% below about 430, the predictions then shrunk toward the
+        private median by ``dp_sklearn.linear_model._auto.shrink_factor``; below about
+        270 the model predicts a private median, with a warning), released as
         ``bounds_y_`` (user guide: choosing parameters). ``None``: (-1, 1), with a warning.
     solver : {"ight", "two_stage"}, default="ight"
         ``"ight"``: DP iterative gradient hard thresholding (Wang & Gu, IJCAI 2019,
