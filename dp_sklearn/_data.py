@@ -62,6 +62,20 @@ class Problem:
     row_norms: np.ndarray
     l2_reg: float = 0.0
 
+    def clip_bounds(self, clip_norm):
+        """``(-b, b)``, ``b_i = clip_norm / row_norms_i``: the range of a scalar phi'_i under clipping.
+
+        :func:`dp_sklearn._losses._base.clip_bounds`, computed once per clip norm and kept
+        (a fit's steps share one clip norm).
+        """
+        cached = self.__dict__.get("_clip_bounds")
+        if cached is None or cached[0] != clip_norm:
+            from ._losses._base import clip_bounds
+
+            cached = (clip_norm, clip_bounds(self.row_norms, clip_norm))
+            self.__dict__["_clip_bounds"] = cached
+        return cached[1]
+
     @property
     def n(self):
         """Number of samples (public)."""

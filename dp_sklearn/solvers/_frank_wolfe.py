@@ -209,34 +209,40 @@ _NOISE_BLOCK = 1024
 def _run_gram_exp(gram, dim, T, R, scale, rng):
     """The Gram-path loop of :func:`run_frank_wolfe` with exponential-mechanism steps, O(dim) per step.
 
-    Same mechanism and scores: ``G theta`` is updated with the step,
-    ``G theta_{t+1} = (1 - mu) G theta_t + mu (+-R) G e_k`` (one column of G instead of a
-    product), and the i.i.d. standard exponentials of the Gumbel draws
-    (:func:`gumbel_argmax`) are drawn for ``_NOISE_BLOCK`` steps at a time (the same
-    distribution: each step still uses 2 dim fresh i.i.d. draws).
+    Same mechanism and scores, up to rounding: the logits of the 2 dim vertices, ``-+ c (G theta
+    - b)`` with ``c = R scale / n``, are the constant ``+- c b`` plus ``L = (-c G theta, c G theta)``,
+    which the step updates as ``L_{t+1} = (1 - mu) L_t + mu (+-) A_j`` with ``A_j = c R (-G_j, G_j)``
+    (a row of G instead of a product). The constant is folded into the noise; the i.i.d.
+    standard exponentials of the Gumbel draws (:func:`gumbel_argmax`) are drawn for
+    ``_NOISE_BLOCK`` steps at a time (the same distribution: each step still uses 2 dim fresh
+    i.i.d. draws). The iterate is a fixed combination of the chosen vertices,
+    ``theta_T = sum_t mu_t prod_{s > t} (1 - mu_s) v_t = sum_t 2 (t + 1) / (T (T + 1)) v_t``
+    for ``mu_t = 2 / (t + 2)``, formed once after the loop.
     """
+    if T <= 0:
+        return np.zeros(dim)
     G, b, n = gram.gram, gram.xty, gram.n
-    theta, g_theta = np.zeros(dim), np.zeros(dim)
-    logits = np.empty(2 * dim)
     c = R * scale / n  # logits of +R e_j: -R g_j scale with g = (G theta - b) / n
+    A = np.concatenate([-c * R * G, c * R * G], axis=1)  # row j: the change of L towards +R e_j (G symmetric)
+    offset = np.concatenate([c * b, -c * b])
+    L = np.zeros(2 * dim)
+    logits = np.empty(2 * dim)
+    chosen = np.empty(T, dtype=np.int64)
     for t in steps(T):
         i = t % _NOISE_BLOCK
         if i == 0:
             noise = _noise.exponential(rng, size=(min(_NOISE_BLOCK, T - t), 2 * dim))
             np.log(noise, out=noise)
-        np.subtract(g_theta, b, out=logits[:dim])
-        logits[:dim] *= -c
-        np.negative(logits[:dim], out=logits[dim:])
-        logits -= noise[i]
+            noise -= offset  # logits - noise = L + offset - log E
+        np.subtract(L, noise[i], out=logits)
         k = int(logits.argmax())
-        value = R if k < dim else -R
+        chosen[t] = k
         mu = 2.0 / (t + 2.0)
-        j = k % dim
-        theta *= 1.0 - mu
-        theta[j] += mu * value
-        g_theta *= 1.0 - mu
-        g_theta += (mu * value) * G[:, j]
-    return theta
+        L *= 1.0 - mu
+        L += (mu if k < dim else -mu) * A[k % dim]
+    weights = (2.0 * R / (T * (T + 1.0))) * np.arange(1, T + 1)
+    weights[chosen >= dim] *= -1.0
+    return np.bincount(chosen % dim, weights=weights, minlength=dim)
 
 
 @register("frank_wolfe", plan=plan_frank_wolfe, pure_dp=True, constraints=("l1",), requires=("smooth",))
