@@ -66,8 +66,10 @@ class Problem:
         """``(-b, b)``, ``b_i = clip_norm / row_norms_i``: the range of a scalar phi'_i under clipping.
 
         :func:`dp_sklearn._losses._base.clip_bounds`, computed once per clip norm and kept
-        (a fit's steps share one clip norm).
+        (a fit's steps share one clip norm); ``None`` without row norms (a dask design).
         """
+        if self.row_norms is None:
+            return None
         cached = self.__dict__.get("_clip_bounds")
         if cached is None or cached[0] != clip_norm:
             from ._losses._base import clip_bounds
