@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg.blas import daxpy as _axpy
 from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
@@ -209,15 +210,17 @@ _NOISE_BLOCK = 1024
 def _run_gram_exp(gram, dim, T, R, scale, rng):
     """The Gram-path loop of :func:`run_frank_wolfe` with exponential-mechanism steps, O(dim) per step.
 
-    Same mechanism and scores, up to rounding: the logits of the 2 dim vertices, ``-+ c (G theta
+    Same mechanism and scores, up to rounding. The logits of the 2 dim vertices, ``-+ c (G theta
     - b)`` with ``c = R scale / n``, are the constant ``+- c b`` plus ``L = (-c G theta, c G theta)``,
-    which the step updates as ``L_{t+1} = (1 - mu) L_t + mu (+-) A_j`` with ``A_j = c R (-G_j, G_j)``
-    (a row of G instead of a product). The constant is folded into the noise; the i.i.d.
-    standard exponentials of the Gumbel draws (:func:`gumbel_argmax`) are drawn for
-    ``_NOISE_BLOCK`` steps at a time (the same distribution: each step still uses 2 dim fresh
-    i.i.d. draws). The iterate is a fixed combination of the chosen vertices,
-    ``theta_T = sum_t mu_t prod_{s > t} (1 - mu_s) v_t = sum_t 2 (t + 1) / (T (T + 1)) v_t``
-    for ``mu_t = 2 / (t + 2)``, formed once after the loop.
+    which a step updates as ``L_{t+1} = (1 - mu_t) L_t + mu_t (+-) A_j`` with ``A_j = c R (-G_j, G_j)``
+    (a row of G instead of a product). With ``mu_t = 2 / (t + 2)`` and ``a_t = t (t + 1) / 2``,
+    ``S_t = a_t L_t`` obeys ``S_{t+1} = S_t + (t + 1) (+-) A_j`` (one BLAS axpy), and for t >= 1 the
+    step's argmax of ``L_t + offset - log E_t`` is that of ``S_t - a_t (log E_t - offset)`` (a
+    positive multiple); at t = 0 ``L_0 = 0``. The i.i.d. standard exponentials E of the Gumbel draws
+    (:func:`gumbel_argmax`) are drawn for ``_NOISE_BLOCK`` steps at a time (each step still uses
+    2 dim fresh i.i.d. draws). The iterate is a fixed combination of the chosen vertices,
+    ``theta_T = sum_t mu_t prod_{s > t} (1 - mu_s) v_t = sum_t 2 (t + 1) / (T (T + 1)) v_t``,
+    formed once after the loop.
     """
     if T <= 0:
         return np.zeros(dim)
@@ -225,7 +228,10 @@ def _run_gram_exp(gram, dim, T, R, scale, rng):
     c = R * scale / n  # logits of +R e_j: -R g_j scale with g = (G theta - b) / n
     A = np.concatenate([-c * R * G, c * R * G], axis=1)  # row j: the change of L towards +R e_j (G symmetric)
     offset = np.concatenate([c * b, -c * b])
-    L = np.zeros(2 * dim)
+    a = np.arange(T, dtype=np.float64)
+    a *= a + 1.0
+    a *= 0.5
+    S = np.zeros(2 * dim)
     logits = np.empty(2 * dim)
     chosen = np.empty(T, dtype=np.int64)
     for t in steps(T):
@@ -234,12 +240,14 @@ def _run_gram_exp(gram, dim, T, R, scale, rng):
             noise = _noise.exponential(rng, size=(min(_NOISE_BLOCK, T - t), 2 * dim))
             np.log(noise, out=noise)
             noise -= offset  # logits - noise = L + offset - log E
-        np.subtract(L, noise[i], out=logits)
-        k = int(logits.argmax())
+            if t == 0:
+                k = int(np.argmax(-noise[0]))  # L_0 = 0
+            noise *= a[t:t + noise.shape[0], None]
+        if t:
+            np.subtract(S, noise[i], out=logits)
+            k = int(logits.argmax())
         chosen[t] = k
-        mu = 2.0 / (t + 2.0)
-        L *= 1.0 - mu
-        L += (mu if k < dim else -mu) * A[k % dim]
+        S = _axpy(A[k % dim], S, a=(t + 1.0) if k < dim else -(t + 1.0))
     weights = (2.0 * R / (T * (T + 1.0))) * np.arange(1, T + 1)
     weights[chosen >= dim] *= -1.0
     return np.bincount(chosen % dim, weights=weights, minlength=dim)
