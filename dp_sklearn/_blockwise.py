@@ -118,7 +118,11 @@ def normalize_dense(X, B, clip, n_extra):
     for start in range(0, n, step):  # blocks of rows, each a few MB
         V = out[start:start + step, :p]
         V[...] = X[start:start + step]  # the float64 cast of any numeric input, exact for float16/32
-        if not np.isfinite(V).all():
+        # a finite sum has finite terms; a non-finite one (inf, NaN, or finite entries whose sum
+        # overflows) falls back to the entrywise test
+        with np.errstate(over="ignore", invalid="ignore"):  # no data-dependent warning
+            total = V.sum()
+        if not np.isfinite(total) and not np.isfinite(V).all():
             raise ValueError("X contains NaN or infinity; clean or impute it first.")
         clip(V, None, V.shape[0], B)
     return out
