@@ -78,18 +78,6 @@ class Problem:
             self.__dict__["_clip_bounds"] = cached
         return cached[1]
 
-    def rows_buffer(self, size):
-        """A reusable ``(size, n_columns)`` float64 buffer for rows gathered from a dense X (kept per fit).
-
-        Poisson-sampled steps gather their rows into it (``numpy.take(..., out=)``) instead of
-        a fresh allocation per step; ``size`` is public (a chunk size of the sampler).
-        """
-        buf = self.__dict__.get("_rows_buffer")
-        if buf is None or buf.shape[0] < size:
-            buf = np.empty((size, self.X.shape[1]))
-            self.__dict__["_rows_buffer"] = buf
-        return buf
-
     @property
     def n(self):
         """Number of samples (public)."""

@@ -266,14 +266,10 @@ def _sampled_clipped_sum(problem, theta, clip_norm, idx, block_entries=2**18):
         return X.sampled_gradient_sum(problem.loss, theta, clip_norm, idx)
     per_row = X.nnz / max(X.shape[0], 1) if hasattr(X, "nnz") else X.shape[1]
     step = max(1, int(block_entries // max(per_row, 1)))
-    # a dense X is gathered into one buffer kept for the fit (sized by public n and p only)
-    buf = problem.rows_buffer(min(step, X.shape[0])) if isinstance(X, np.ndarray) and hasattr(problem, "rows_buffer") \
-        else None
     g = np.zeros(theta.size)
     for s in range(0, idx.size, step):  # chunks of sampled rows, not single samples
         j = idx[s:s + step]
-        rows = X[j] if buf is None else np.take(X, j, axis=0, out=buf[:j.size])
-        g += problem.loss.clipped_gradient_sum(rows, problem.y[j], theta, problem.row_norms[j], clip_norm)
+        g += problem.loss.clipped_gradient_sum(X[j], problem.y[j], theta, problem.row_norms[j], clip_norm)
     return g
 
 
