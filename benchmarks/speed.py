@@ -876,18 +876,22 @@ def _load_avg():
         return "n/a"
 
 
-def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", only=None, on_rows=None):
+def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", only=None, on_rows=None,
+                 ns=None, ps=None, news20=True):
     """Default fit of every estimator vs scikit-learn (and diffprivlib), interleaved, one BLAS thread.
 
     Returns ``(rows, notes)``; see :func:`default_fits_markdown` for the table. ``on_rows(rows,
     notes)`` is called after each configuration (partial results survive an interrupted run).
+    ``ns``, ``ps`` (sequences of int) restrict the grid and ``news20=False`` leaves news20 out
+    (a subset run; ``None``: the full or quick grid).
     """
     import tempfile
 
     from threadpoolctl import threadpool_limits
 
     ests = [e for e in default_estimators() if only is None or e[0] in only]
-    ns, ps = (QUICK_NS, QUICK_PS) if quick else (DEFAULT_NS, DEFAULT_PS)
+    grid_ns, grid_ps = (QUICK_NS, QUICK_PS) if quick else (DEFAULT_NS, DEFAULT_PS)
+    ns, ps = tuple(ns or grid_ns), tuple(ps or grid_ps)
     repeats = QUICK_REPEATS if quick else DEFAULT_REPEATS
     worker, note = _start_diffprivlib(dpl_python)
     notes = [note, f"load average at start: {_load_avg()} (2 cores shared with other jobs)"]
@@ -900,7 +904,8 @@ def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", o
             slow = {p: {} for p in ps}
             # n ascending with every p at each n, news20 before the largest n: an interrupted run
             # still has every smaller configuration
-            order = [(n, p) for n in ns[:-1] for p in ps] + [("news20", None)] + [(ns[-1], p) for p in ps]
+            order = [(n, p) for n in ns[:-1] for p in ps] + [("news20", None)] * bool(news20) \
+                + [(ns[-1], p) for p in ps]
             for n, p in order:
                 if n == "news20":
                     rows += _news20_rows(data_dir, quick, notes, ests, repeats, worker, tmp)
@@ -927,9 +932,10 @@ def default_fits(quick=False, data_dir=None, dpl_python="/tmp/dpl/bin/python", o
     return rows, notes
 
 
-def default_fits_markdown(rows, notes, command, quick):
-    """The README table of :func:`default_fits` (generated, never typed)."""
-    ns, ps = (QUICK_NS, QUICK_PS) if quick else (DEFAULT_NS, DEFAULT_PS)
+def default_fits_markdown(rows, notes, command, quick, ns=None, ps=None):
+    """The README table of :func:`default_fits` (generated, never typed); ``ns``, ``ps``: a subset run's grid."""
+    grid_ns, grid_ps = (QUICK_NS, QUICK_PS) if quick else (DEFAULT_NS, DEFAULT_PS)
+    ns, ps = ns or grid_ns, ps or grid_ps
     head = ["### Default fits against scikit-learn and diffprivlib (issue 22)", "",
             f"- command: `{command}`" + (" (QUICK MODE)" if quick else ""),
             f"- data: dense X ~ N(0, 1)^(n x p), n in {list(ns)}, p in {list(ps)}, y = X w + N(0, 0.25) "
@@ -982,6 +988,9 @@ def main_defaults(argv):
     ap.add_argument("--dpl-python", default="/tmp/dpl/bin/python")
     ap.add_argument("--only", default=None, help="comma-separated estimator names")
     ap.add_argument("--no-readme", action="store_true", help="do not rewrite benchmarks/README.md")
+    ap.add_argument("--ns", default=None, help="comma-separated n of the dense grid (a subset run)")
+    ap.add_argument("--ps", default=None, help="comma-separated p of the dense grid (a subset run)")
+    ap.add_argument("--no-news20", action="store_true", help="leave news20 out (a subset run)")
     ap.add_argument("--merge", action="store_true",
                     help="with --only: replace these estimators' rows in the full run's results "
                          "(benchmarks/results/speed_defaults.json) and regenerate its table and the README's")
@@ -992,20 +1001,27 @@ def main_defaults(argv):
     name = "speed_defaults_quick" if args.quick else "speed_defaults"
     if only is not None:
         name += "_only_" + "_".join(sorted(only))
+    ns = [int(float(v)) for v in args.ns.split(",")] if args.ns else None
+    ps = [int(v) for v in args.ps.split(",")] if args.ps else None
+    subset = ns is not None or ps is not None or args.no_news20
+    if subset:
+        name += "_subset"
 
     def save(rows, notes):
-        md = default_fits_markdown(rows, notes, command, args.quick)
+        md = default_fits_markdown(rows, notes, command, args.quick, ns, ps)
         (here / "results" / f"{name}.md").write_text(md)
         (here / "results" / f"{name}.json").write_text(json.dumps({"rows": rows, "notes": notes}, indent=1,
                                                                   default=str))
         return md
 
     rows, notes = default_fits(args.quick, args.data_dir if pathlib.Path(args.data_dir).exists() else None,
-                               args.dpl_python, only, on_rows=save)
+                               args.dpl_python, only, on_rows=save, ns=ns, ps=ps, news20=not args.no_news20)
     md = save(rows, notes)
+    if subset and args.merge:
+        raise SystemExit("--merge takes the full grid (no --ns, --ps or --no-news20).")
     if only is not None and args.merge:
         md = _merge_into_full(here, rows, notes, only, command, args.quick)
-    if not args.no_readme and (only is None or args.merge):
+    if not args.no_readme and not subset and (only is None or args.merge):
         write_readme_table(md, here / "README.md")
     print(md)
 

@@ -110,17 +110,29 @@ def clip_block_inf(V, rows, n_rows, B):
     return warn
 
 
-def normalize_dense(X, B, clip, n_extra):
-    """One float64 (n, p + n_extra) allocation, filled and clipped in row blocks of the input."""
+def normalize_dense(X, B, clip, n_extra, order="C"):
+    """One float64 (n, p + n_extra) allocation, filled and clipped in row blocks of the input.
+
+    ``order="F"``: the output is column-major; each row block is cast and clipped in one
+    reused C-ordered buffer, then copied into the output's columns (the same values).
+    """
     n, p = X.shape
-    out = np.empty((n, p + n_extra))
+    out = np.empty((n, p + n_extra), order=order)
     step = max(1, BLOCK_ENTRIES // max(p, 1))
+    buf = np.empty((min(step, n), p)) if order == "F" else None
     for start in range(0, n, step):  # blocks of rows, each a few MB
-        V = out[start:start + step, :p]
-        V[...] = X[start:start + step]  # the float64 cast of any numeric input, exact for float16/32
-        if not np.isfinite(V).all():
+        stop = min(start + step, n)
+        V = out[start:stop, :p] if buf is None else buf[:stop - start]
+        V[...] = X[start:stop]  # the float64 cast of any numeric input, exact for float16/32
+        # a finite sum has finite terms; a non-finite one (inf, NaN, or finite entries whose sum
+        # overflows) falls back to the entrywise test
+        with np.errstate(over="ignore", invalid="ignore"):  # no data-dependent warning
+            total = V.sum()
+        if not np.isfinite(total) and not np.isfinite(V).all():
             raise ValueError("X contains NaN or infinity; clean or impute it first.")
         clip(V, None, V.shape[0], B)
+        if buf is not None:
+            out[start:stop, :p] = V
     return out
 
 

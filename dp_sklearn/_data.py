@@ -62,6 +62,22 @@ class Problem:
     row_norms: np.ndarray
     l2_reg: float = 0.0
 
+    def clip_bounds(self, clip_norm):
+        """``(-b, b)``, ``b_i = clip_norm / row_norms_i``: the range of a scalar phi'_i under clipping.
+
+        :func:`dp_sklearn._losses._base.clip_bounds`, computed once per clip norm and kept
+        (a fit's steps share one clip norm); ``None`` without row norms (a dask design).
+        """
+        if self.row_norms is None:
+            return None
+        cached = self.__dict__.get("_clip_bounds")
+        if cached is None or cached[0] != clip_norm:
+            from ._losses._base import clip_bounds
+
+            cached = (clip_norm, clip_bounds(self.row_norms, clip_norm))
+            self.__dict__["_clip_bounds"] = cached
+        return cached[1]
+
     @property
     def n(self):
         """Number of samples (public)."""
@@ -175,7 +191,7 @@ def count_clipped_rows(X, data_norm, data_norm_ord):
     return count_clipped(X if sp.issparse(X) else _as_array(X), B, clip)
 
 
-def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
+def normalize_X(X, data_norm, data_norm_ord, fit_intercept, order="C"):
     """Clip rows to the public bound and rescale so that the bound becomes 1.
 
     Parameters
@@ -191,6 +207,11 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     data_norm_ord : {2, inf}
     fit_intercept : bool
         Append the constant column 1 (counted in ``x_norm``).
+    order : {"C", "F"}, default="C"
+        Memory layout of a dense output (the same values): ``"F"`` (column-major) makes the
+        full-batch products ``X @ theta`` and ``X.T @ d`` faster for a few columns
+        (``benchmarks/results/speed_ab_issue22.md``), ``"C"`` keeps row gathers fast (Poisson
+        samples). Sparse output is CSR either way.
 
     Returns
     -------
@@ -223,7 +244,7 @@ def normalize_X(X, data_norm, data_norm_ord, fit_intercept):
     if sp.issparse(X):
         Xt = normalize_csr(X, B, clip, int(bool(fit_intercept)))
     else:
-        Xt = normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)))
+        Xt = normalize_dense(_as_array(X), B, clip, int(bool(fit_intercept)), order=order)
         if fit_intercept:
             Xt[:, -1] = 1.0
     p = Xt.shape[1] - bool(fit_intercept)

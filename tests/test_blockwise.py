@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from dp_sklearn import (ClippingWarning, DPLasso, DPLogisticRegression, DPSparseLinearRegression,
                         DPSparseLogisticRegression, _blockwise)
+from dp_sklearn._blockwise import clip_block_l2, normalize_dense
 from dp_sklearn._data import normalize_X
 
 
@@ -174,3 +175,18 @@ def test_normalization_allocates_about_one_copy_of_X(sparse):
     finally:
         tracemalloc.stop()
     assert peak <= 1.2 * size  # was about 5x X before issue 11
+
+
+def test_dense_finiteness_test_is_exact_when_a_block_sum_overflows():
+    """The block-sum test falls back to the entrywise test: huge finite entries pass, inf and NaN fail."""
+    X = np.random.default_rng(3).normal(size=(300, 4))
+    X[:3, 0] = 1e308  # finite entries whose block sum overflows
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning that depends on the data
+        out = normalize_dense(X, 2.0, clip_block_l2, 1)
+    assert np.isfinite(out[:, :4]).all() and (np.linalg.norm(out[:, :4], axis=1) <= 1.0).all()
+    for bad in (np.inf, -np.inf, np.nan):
+        Xb = X.copy()
+        Xb[200, 2] = bad
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            normalize_dense(Xb, 2.0, clip_block_l2, 1)

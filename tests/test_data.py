@@ -360,3 +360,39 @@ def test_duplicate_sparse_entries_cannot_exceed_the_bound(monkeypatch):
     # Frank-Wolfe's Gumbel draws taken as -log(Exponential) (same law, new stream); 400 gives 2.86.
     bad = audit_epsilon(_frank_wolfe_lasso, D, D_prime, n_samples=400, statistic=stat, random_state=1)
     assert bad.epsilon_lower > 2.0, bad
+
+
+@pytest.mark.parametrize("ord_", [2, np.inf])
+@pytest.mark.parametrize("shape", [(1, 3), (7000, 20), (3000, 101)])  # one block, several blocks with a remainder
+def test_column_major_output_has_the_same_values(ord_, shape):
+    rng = np.random.default_rng(4)
+    X = (rng.standard_normal(shape) * rng.uniform(0.1, 5, size=(shape[0], 1))).astype(np.float32)
+    Xc, nc, ic = normalize_X(X, 2.0, ord_, True)
+    Xf, nf, i_f = normalize_X(X, 2.0, ord_, True, order="F")
+    assert Xf.flags.f_contiguous and Xc.flags.c_contiguous and (nc, ic) == (nf, i_f)
+    np.testing.assert_array_equal(Xf, Xc)
+    Xb = X.astype(np.float64)
+    Xb[-1, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        normalize_X(Xb, 2.0, ord_, True, order="F")
+
+
+def test_fit_normalizes_column_major_for_full_batches_and_row_major_for_poisson_samples(monkeypatch):
+    """The layout follows the public plan: column-major products for full batches, row gathers
+    for Poisson-sampled steps."""
+    import dp_sklearn.linear_model._base as base_mod
+
+    seen = []
+    real = base_mod.normalize_X
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append((kwargs.get("order", "C"), out[0].flags.f_contiguous))
+        return out
+
+    monkeypatch.setattr(base_mod, "normalize_X", spy)
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((2000, 5)), rng.standard_normal(2000)
+    DPRidge(bounds_y=(-4, 4), random_state=0).fit(X, y)
+    DPRidge(bounds_y=(-4, 4), solver="noisy_gd", batch_size=200, max_iter=20, random_state=0).fit(X, y)
+    assert seen == [("F", True), ("C", False)]

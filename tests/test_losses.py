@@ -194,3 +194,19 @@ def test_default_clip_norm_reads_the_loss_declaration():
         public = PublicProblem(100, 8, 2.0, 1.0, loss, 0.0)
         assert default_clip_norm(public) == pytest.approx(expected * 2.0, rel=1e-12)
     assert CLIP_FRACTION == 0.5
+
+
+def test_logistic_derivative_is_the_expit_form_to_rounding():
+    """phi'(z, y) = -y / (1 + exp(y z)) equals -y expit(-y z) (scipy) to a few ulp, also where exp
+    overflows, and the in-place form gives the same values bit for bit."""
+    from scipy.special import expit
+
+    rng = np.random.default_rng(0)
+    z = np.r_[rng.normal(0, 20, 2000), -800.0, 800.0, 0.0, -40.0, 40.0]
+    y = np.r_[rng.choice([-1.0, 1.0], 2000), 1.0, 1.0, -1.0, 1.0, -1.0]
+    loss = LogisticLoss()
+    ref = -y * expit(-y * z)
+    d = loss.dphi(z, y)
+    np.testing.assert_allclose(d, ref, rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(loss.dphi_inplace(z.copy(), y), d)
+    assert d[2000] == -1.0 and d[2001] == 0.0 and d[2002] == 0.5

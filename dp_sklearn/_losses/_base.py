@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-__all__ = ["GLMLoss", "LOSSES", "PROPERTIES", "TYPICAL_MARGIN", "check_attrs", "register_loss", "typical_share"]
+__all__ = ["GLMLoss", "LOSSES", "PROPERTIES", "TYPICAL_MARGIN", "check_attrs", "clip_bounds", "register_loss",
+           "typical_share"]
 
 #: the losses by name (an estimator's ``_loss_names`` refer to them); filled by :func:`register_loss`
 LOSSES: dict = {}
@@ -160,21 +161,29 @@ class GLMLoss:
         """phi'(z, y), overwriting the margins ``z`` where the loss allows (same values as :meth:`dphi`)."""
         return self.dphi(z, y)
 
-    def clipped_gradient_sum(self, X, y, theta, row_norms, clip_norm):
+    def clipped_gradient_sum(self, X, y, theta, row_norms, clip_norm, bounds=None):
         """sum_i clip(grad l(theta; x_i, y_i), clip_norm), without forming per-example gradients.
 
         The per-example gradient is phi'_i x_i (an outer product for multinomial), whose
         l2 (Frobenius) norm is ||phi'_i|| * ||x_i||; clipping rescales phi'_i by
-        ``min(1, clip_norm / (||phi'_i|| ||x_i||))``. Besides the two products, one
+        ``min(1, clip_norm / (||phi'_i|| ||x_i||))``. For a scalar phi'_i that is
+        ``phi'_i`` clipped to ``[-b_i, b_i]``, ``b_i = clip_norm / ||x_i||``
+        (:func:`clip_bounds`; ``bounds``, if given, is its value for these rows, computed
+        once per fit): one pass over the n derivatives. Besides the two products, one
         step allocates one n-sized buffer (the margins are overwritten in place).
         """
         d = self.dphi_inplace(self.margins(X, theta), y)
-        scale = np.abs(d) if d.ndim == 1 else np.linalg.norm(d, axis=1)
+        if d.ndim == 1:
+            lo, hi = clip_bounds(row_norms, clip_norm) if bounds is None else bounds
+            np.minimum(d, hi, out=d)  # two ufunc passes (np.clip with array bounds is slower)
+            np.maximum(d, lo, out=d)
+            return np.asarray(X.T @ d).ravel()
+        scale = np.linalg.norm(d, axis=1)
         scale *= row_norms
         np.maximum(scale, 1e-300, out=scale)
         np.divide(clip_norm, scale, out=scale)
         np.minimum(scale, 1.0, out=scale)
-        d *= scale if d.ndim == 1 else scale[:, None]
+        d *= scale[:, None]
         return np.asarray(X.T @ d).ravel()
 
     def hessian_vector(self, X, y, theta, v):
@@ -183,6 +192,14 @@ class GLMLoss:
         xv = self.margins(X, v)
         hv = self.d2phi_times(z, y, xv)
         return np.asarray(X.T @ hv).ravel() / X.shape[0]
+
+
+def clip_bounds(row_norms, clip_norm):
+    """``(-b, b)`` with ``b_i = clip_norm / ||x_i||`` (inf for a zero row): the range a scalar phi'_i
+    is clipped to so that ``||phi'_i x_i|| <= clip_norm`` (``GLMLoss.clipped_gradient_sum``)."""
+    with np.errstate(divide="ignore"):
+        hi = np.divide(clip_norm, row_norms)
+    return np.negative(hi), hi
 
 
 #: margin of a fitted classifier at which its curvature is measured (probability 0.95)

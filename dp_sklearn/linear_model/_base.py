@@ -366,8 +366,12 @@ class _DPLinearBase(BaseEstimator):
             rng = release.rng(self.random_state)  # the one Generator of this fit
             B = self._draw_auto(X, y_enc, rng)
             self.data_norm_ = B
-            Xt, x_norm_t, x_inf = (normalize_dask if distributed else normalize_X)(X, B, self.data_norm_ord,
-                                                                                   self.fit_intercept)
+            if distributed:
+                Xt, x_norm_t, x_inf = normalize_dask(X, B, self.data_norm_ord, self.fit_intercept)
+            else:  # column-major for full-batch products, row-major for Poisson samples (public: the plan)
+                full_batch = plan is None or plan.info.get("sampling_rate", 1.0) >= 1.0
+                Xt, x_norm_t, x_inf = normalize_X(X, B, self.data_norm_ord, self.fit_intercept,
+                                                  order="F" if full_batch else "C")
             if x_norm_t != x_norm or x_inf != 1.0:  # the public bounds the plan used
                 raise RuntimeError("normalize_X returned bounds that differ from the planned public bounds.")
             y_t, target_map = self._transform_targets(y_enc, rng)

@@ -303,7 +303,8 @@ def noisy_clipped_gradient(problem, theta, clip_norm, sigma, rng, *, l2_reg=0.0,
         if sampling_rate < 1.0:
             g = _sampled_clipped_sum(problem, theta, clip_norm, poisson_sample(rng, problem.n, sampling_rate))
         elif X.shape[0]:
-            g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm)
+            bounds = problem.clip_bounds(clip_norm) if hasattr(problem, "clip_bounds") else None
+            g = problem.loss.clipped_gradient_sum(X, y, theta, row_norms, clip_norm, bounds=bounds)
         else:
             g = np.zeros(theta.size)
     if noise is not None:

@@ -209,6 +209,8 @@ def _run_gram_exp(gram, dim, T, R, scale, rng):
     uniform integers behind the Gumbel noise of many steps drawn in one call, the same
     distribution: each step still uses 2 dim fresh i.i.d. uniforms).
     """
+    if T <= 0:
+        return np.zeros(dim)
     G, b, n = gram.gram, gram.xty, gram.n
     theta, g_theta = np.zeros(dim), np.zeros(dim)
     logits = np.empty(2 * dim)

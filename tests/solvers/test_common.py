@@ -319,6 +319,28 @@ def test_inplace_clipped_sum_equals_formula(loss, sparse):
         new = loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, C)
         old = _old_clipped_sum(loss, prob.X, prob.y, theta, prob.row_norms, C)
         np.testing.assert_allclose(new, old, rtol=0, atol=1e-13)
+        if loss.n_outputs == 1:  # the bounds kept by the problem give the same sum, bit for bit
+            cached = loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, C, bounds=prob.clip_bounds(C))
+            np.testing.assert_array_equal(cached, new)
+
+
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
+def test_clip_bounds_are_kept_per_clip_norm_and_leave_zero_rows_unclipped(loss):
+    prob = _problem(loss)
+    X = prob.X.copy()
+    X[:5] = 0.0  # zero rows: bound inf, gradient 0
+    prob = Problem(X, prob.y, loss, prob.x_norm, prob.x_inf, np.linalg.norm(X, axis=1), prob.l2_reg)
+    lo, hi = prob.clip_bounds(0.5)
+    assert prob.clip_bounds(0.5)[1] is hi  # computed once per clip norm
+    assert np.isinf(hi[:5]).all() and np.array_equal(lo, -hi)
+    np.testing.assert_allclose(hi[5:], 0.5 / prob.row_norms[5:], rtol=0, atol=0)
+    assert prob.clip_bounds(0.25)[1] is not hi
+    theta = np.random.default_rng(2).standard_normal(prob.dim) * 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division warning from the zero rows
+        new = loss.clipped_gradient_sum(prob.X, prob.y, theta, prob.row_norms, 0.5, bounds=prob.clip_bounds(0.5))
+    np.testing.assert_allclose(new, _old_clipped_sum(loss, X, prob.y, theta, prob.row_norms, 0.5), rtol=0, atol=1e-13)
+    assert Problem(X, prob.y, loss, prob.x_norm, prob.x_inf, None, 0.0).clip_bounds(0.5) is None  # a dask design
 
 
 # ------------------------------------------------------------------------------

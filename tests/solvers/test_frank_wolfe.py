@@ -11,6 +11,7 @@ from scipy.special import logsumexp
 from dp_sklearn import DPLasso, _noise
 from dp_sklearn._accounting import EpsilonDeltaDpEvent, zcdp_epsilon_upper_bound, zcdp_rho
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from dp_sklearn._gram import GramGradient
 from dp_sklearn._sets import L1Ball
 from dp_sklearn.composition import epsilon_of_event
 from dp_sklearn.solvers import get_solver
@@ -131,6 +132,37 @@ def _old_frank_wolfe(prob, plan, rng):
         s[k % dim] = R if k < dim else -R
         theta = (1.0 - 2.0 / (t + 2.0)) * theta + 2.0 / (t + 2.0) * s
     return theta
+
+
+def _old_gram_exp(gram, dim, T, R, scale, rng, block=1024):
+    """The Gram-path loop before the logits were updated from rows of G (G theta updated per step)."""
+    G, b, n = gram.gram, gram.xty, gram.n
+    theta, g_theta, logits = np.zeros(dim), np.zeros(dim), np.empty(2 * dim)
+    c = R * scale / n
+    for t in range(T):
+        if t % block == 0:
+            noise = np.log(_noise.exponential(rng, size=(min(block, T - t), 2 * dim)))
+        logits[:dim] = -c * (g_theta - b)
+        logits[dim:] = -logits[:dim]
+        k = int(np.argmax(logits - noise[t % block]))
+        value, mu, j = (R if k < dim else -R), 2.0 / (t + 2.0), k % dim
+        theta *= 1.0 - mu
+        theta[j] += mu * value
+        g_theta = (1.0 - mu) * g_theta + (mu * value) * G[:, j]
+    return theta
+
+
+@pytest.mark.parametrize("scale", [0.5, 50.0])
+def test_gram_loop_matches_the_per_step_gram_loop(scale):
+    """Same draws, same vertices: the iterate formed after the loop equals the per-step one to rounding
+    (T above the noise block, so a second block of draws is used)."""
+    prob = _problem(SquaredLoss(), n=500, p=7)
+    gram = GramGradient(prob.X, prob.y)
+    for T in (0, 1, 37, 1100):
+        new = fw_mod._run_gram_exp(gram, prob.dim, T, 1.3, scale, np.random.default_rng(7))
+        old = _old_gram_exp(gram, prob.dim, T, 1.3, scale, np.random.default_rng(7))
+        np.testing.assert_allclose(new, old, rtol=0, atol=1e-12)
+    assert np.abs(new).sum() <= 1.3 * (1 + 1e-12)  # a convex combination of vertices of the l1 ball
 
 
 @pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
