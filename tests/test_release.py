@@ -183,7 +183,7 @@ def test_a_fit_failing_after_its_draw_keeps_its_charge(tmp_path, monkeypatch):
 def test_a_fit_failing_before_any_draw_is_released(tmp_path, monkeypatch):
     ledger = PrivacyLedger(max_epsilon=10.0, path=tmp_path / "l.jsonl")
 
-    def fail(*args):
+    def fail(*args, **kwargs):
         raise RuntimeError("failed before drawing")
 
     monkeypatch.setattr(linear_base, "normalize_X", fail)
