@@ -1,0 +1,116 @@
+"""Accelerated noisy gradient descent with the public curvature bound: a few passes at any dimension.
+
+Each step releases a clipped gradient sum with Gaussian noise, exactly as :mod:`noisy_gd
+<dp_sklearn.solvers._noisy_gd>`'s full-batch steps do (per-example clipping to a public norm C,
+Abadi et al., CCS 2016; replace-one l2 sensitivity 2C per release). The T releases compose into
+one Gaussian with multiplier ``z / sqrt(T)`` (Dong, Roth & Su 2019, Corollary 3.3), so
+``z = sqrt(T) z_analytic(epsilon, delta)`` (Balle & Wang 2018) and the event is
+``SelfComposedDpEvent(GaussianDpEvent(z), T)``. Everything after the releases (the momentum, the
+steps, the average) is post-processing.
+
+The steps are Nesterov's accelerated gradient method ("A method for solving the convex
+programming problem with convergence rate O(1/k^2)", Soviet Math. Doklady 27, 1983; the
+extrapolation weight ``t / (t + 3)`` as in Beck & Teboulle's FISTA, SIAM J. Imaging Sci. 2(1),
+2009), the momentum :mod:`noisy_newton <dp_sklearn.solvers._noisy_newton>` uses, without its
+Gram preconditioner: the step is ``1 / (c B^2 + l2_reg)`` with ``c`` the loss's curvature bound
+and ``B = x_norm`` the public row bound. The mean loss's Hessian is at most
+``c X^T X / n <= c B^2 I`` (the largest eigenvalue of ``X^T X`` is at most its trace
+``||X||_F^2 <= n B^2``), so the objective is ``(c B^2 + l2_reg)``-smooth and the step is the
+safe gradient step of that bound: no p x p matrix is formed, a step costs one pass over the
+data (one product with X and one with X^T), at any number of columns. In a direction where the
+Hessian's curvature is h, the error after T accelerated steps falls like
+``(1 - sqrt(h / m))^T`` with ``m = c B^2 + l2_reg``, where plain gradient descent needs about
+``m / h`` steps; the released coefficients are the average of the last ``T - T // 2`` iterates,
+as :func:`dp_sklearn.solvers._noisy_newton.run_noisy_newton` averages them.
+
+T (``DEFAULT_ITER``), C and the step are functions of public values only (``docs/privacy.md``,
+P4).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._progress import steps
+from .._sets import Unconstrained
+from ._base import Plan, register
+from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noise_stream, noisy_clipped_gradient
+
+__all__ = ["noisy_agd", "plan_noisy_agd", "DEFAULT_ITER"]
+
+#: default number of accelerated steps (full passes)
+DEFAULT_ITER = 30
+
+
+def plan_noisy_agd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0.0, clip_norm=None):
+    """Calibration of :func:`noisy_agd` from public values only (see the module docstring)."""
+    if not isinstance(constraint, Unconstrained):
+        raise TypeError(f"solver 'noisy_agd' fits the penalized objective only, got {type(constraint).__name__}.")
+    check_gaussian_delta(epsilon, delta, "noisy_agd")
+    T = int(max_iter) if max_iter is not None else DEFAULT_ITER
+    C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
+    z, event, eps_out = gaussian_steps_plan(epsilon, delta, T)
+    eta = 1.0 / (public.loss.step_curvature * public.x_norm**2 + l2_reg)
+    return Plan(event, eps_out, float(delta), T, z, constraint,
+                {"clip_norm": C, "sigma": z * 2.0 * C, "step_size": eta, "l2_reg": l2_reg, "sampling_rate": 1.0,
+                 "passes": T, "sensitivities": {"gradient": 2.0 * C}})
+
+
+def run_noisy_agd(problem, plan, rng):
+    """T accelerated noisy gradient steps from zero; the average of the last ``T - T // 2`` iterates."""
+    info, T = plan.info, plan.n_iter
+    eta, l2 = info["step_size"], info["l2_reg"]
+    theta = np.zeros(problem.dim)
+    prev = theta
+    avg = np.zeros_like(theta)
+    start = T // 2
+    noise = noise_stream(rng, info["sigma"], info["clip_norm"], problem.dim, T)  # all T steps' noise, drawn ahead
+    for t in steps(T):  # T data-independent steps
+        point = theta + (t / (t + 3.0)) * (theta - prev)  # Nesterov's extrapolation
+        g = noisy_clipped_gradient(problem, point, info["clip_norm"], info["sigma"], rng, l2_reg=l2, noise=noise)
+        prev, theta = theta, point - eta * g
+        if t >= start:
+            avg += theta
+    return avg / (T - start)
+
+
+@register("noisy_agd", plan=plan_noisy_agd, pure_dp=False, constraints=("none",), requires=("smooth",))
+def noisy_agd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg=0.0, clip_norm=None, plan=None):
+    """Accelerated noisy gradient descent with the public step ``1 / (c x_norm^2 + l2_reg)`` (see the module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        Normalized data (dense or CSR, any number of columns), a smooth loss.
+    constraint : Unconstrained
+        The explicitly penalized objective only.
+    epsilon, delta : float
+        Target guarantee; ``delta`` must be in (0, 1).
+    rng : numpy.random.Generator
+        Source of the noise.
+    max_iter : int, default=None
+        T, the number of noisy gradient releases (full passes); ``None`` uses ``DEFAULT_ITER``.
+    l2_reg : float, default=0.0
+        Mean-scale l2 penalty of the objective.
+    clip_norm : float, default=None
+        Per-example gradient clip norm C; ``None`` uses
+        :func:`dp_sklearn.solvers._common.default_clip_norm`.
+    plan : Plan, default=None
+        A plan from :func:`plan_noisy_agd` (computed if ``None``).
+
+    Returns
+    -------
+    SolverResult
+        The average of the last ``T - T // 2`` iterates; ``n_iter`` = T; ``info["passes"]`` = T.
+
+    Raises
+    ------
+    ValueError
+        If ``delta`` is not in (0, 1) (before the data is used).
+    TypeError
+        If ``constraint`` is not ``Unconstrained``.
+    """
+    if plan is None:
+        plan = plan_noisy_agd(problem, constraint, epsilon=epsilon, delta=delta, max_iter=max_iter, l2_reg=l2_reg,
+                              clip_norm=clip_norm)
+    return plan.result(run_noisy_agd(problem, plan, rng))
