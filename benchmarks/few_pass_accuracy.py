@@ -12,7 +12,7 @@ Usage: ``python -m benchmarks.few_pass_accuracy [--data-dir D] [--seeds 3]``; wr
 
 ``--highdim``: the sparse inputs with more than ``MAX_DIM`` columns (news20 class 1 vs rest, the
 RCV1 subset, reuters money-fx; ``data_norm=1``, unit rows), binary ``DPLogisticRegression`` with
-``solver="noisy_gd"`` (its default T) against ``solver="noisy_agd"`` at T in ``HIGHDIM_T``: held-out
+``solver="noisy_gd"`` (its default T) against ``solver="noisy_agd"`` at its default T and at T = 30: held-out
 ROC AUC and accuracy, mean over seeds, and the paired difference (same seed) with its standard
 error; writes ``benchmarks/results/few_pass_highdim.md``.
 """
@@ -110,7 +110,7 @@ def run(data_dir, seeds):
     return rows, notes
 
 
-HIGHDIM_T = (20, 30, 50)
+HIGHDIM_T = (None, 30)  # None: the default T (dp_sklearn.solvers._noisy_agd.default_n_iter)
 
 
 def _highdim_datasets(data_dir):
@@ -148,12 +148,53 @@ def run_highdim(data_dir, seeds):
             for T in HIGHDIM_T:
                 res = [_fit_binary(ds, "noisy_agd", eps, s, T) for s in range(seeds)]
                 auc, acc = np.array([r[0] for r in res]), np.array([r[1] for r in res])
+                if T is None:
+                    cells.append(f"T={res[0][2]}")
                 d, da = auc - auc0, acc - acc0
                 cells.append(f"{auc.mean():.4f} / {acc.mean():.4f}; {d.mean():+.4f} ± {d.std(ddof=1) / np.sqrt(seeds):.4f}"
                              f" / {da.mean():+.4f} ± {da.std(ddof=1) / np.sqrt(seeds):.4f}")
             rows.append([ds.name, ds.X_train.shape[0], ds.X_train.shape[1], eps, *cells])
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
     return rows, notes
+
+
+KAPPAS = (1.5, 2.0, 3.0, 4.0, 5.0)
+
+
+def run_kappa(data_dir, seeds, names=("rcv1", "reuters")):
+    """ROC AUC of noisy_agd at the default T of each KAPPA candidate, on the tuning half of the sparse sets."""
+    from dp_sklearn.solvers._noisy_agd import default_n_iter
+
+    loaders = {"rcv1": D.load_rcv1_subset, "reuters": D.load_reuters, "news20": D.load_news20}
+    rows, means = [], {k: [] for k in KAPPAS}
+    for name in names:
+        ds = loaders[name](data_dir)
+        n = ds.X_train.shape[0]
+        for eps in EPSILONS:
+            cells = []
+            for k in KAPPAS:
+                T = default_n_iter(n, eps, min(1e-5, 0.1 / n), kappa=k)
+                auc = np.array([_fit_binary(ds, "noisy_agd", eps, s, T)[0] for s in range(seeds)])
+                means[k].append(auc.mean())
+                cells.append(f"{auc.mean():.4f} ± {auc.std(ddof=1) / np.sqrt(seeds):.4f} (T={T})")
+            rows.append([ds.name, n, eps, *cells])
+            print(" | ".join(str(c) for c in rows[-1]), flush=True)
+    rows.append(["mean", "", "", *[f"{np.mean(means[k]):.4f}" for k in KAPPAS]])
+    return rows
+
+
+def main_kappa(args):
+    rows = run_kappa(args.data_dir, args.seeds)
+    text = "\n".join([
+        "# The constant KAPPA of noisy_agd's default T, tuning half of the sparse sets (issue 22)", "",
+        f"- command: `python -m benchmarks.few_pass_accuracy --highdim-kappa --seeds {args.seeds}`",
+        "- binary DPLogisticRegression(solver=\"noisy_agd\"), T = ceil(KAPPA (n / z)^(1/3)) within [20, 100] "
+        "(`dp_sklearn.solvers._noisy_agd.default_n_iter`), data_norm = 1, delta = min(1e-5, 1/(10 n)); held-out ROC "
+        "AUC, mean ± standard error over seeds; last row: mean over the cells", "",
+        md_table(["data", "n", "epsilon", *[f"KAPPA={k}" for k in KAPPAS]], rows), ""])
+    out = pathlib.Path(__file__).parent / "results" / "few_pass_highdim_kappa.md"
+    out.write_text(text)
+    print(text)
 
 
 def main_highdim(args):
@@ -165,7 +206,8 @@ def main_highdim(args):
         "their defaults; cells: held-out ROC AUC / accuracy (mean over seeds); for noisy_agd also the paired "
         "difference to noisy_gd (same seed), mean ± standard error, ROC AUC / accuracy",
         *[f"- {n}" for n in notes], "",
-        md_table(["data", "n", "p", "epsilon", "noisy_gd (default T)", *[f"noisy_agd T={T}" for T in HIGHDIM_T]], rows),
+        md_table(["data", "n", "p", "epsilon", "noisy_gd (default T)", "noisy_agd default T", "noisy_agd (default T)",
+                  "noisy_agd T=30"], rows),
         ""])
     out = pathlib.Path(__file__).parent / "results" / "few_pass_highdim.md"
     out.write_text(text)
@@ -177,7 +219,10 @@ def main(argv=None):
     ap.add_argument("--data-dir", default="/work/shared/data")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--highdim", action="store_true", help="sparse inputs above MAX_DIM columns: noisy_agd")
+    ap.add_argument("--highdim-kappa", action="store_true", help="noisy_agd's KAPPA on rcv1 and reuters")
     args = ap.parse_args(argv)
+    if args.highdim_kappa:
+        return main_kappa(args)
     if args.highdim:
         return main_highdim(args)
     rows, notes = run(args.data_dir, args.seeds)

@@ -23,7 +23,7 @@ Hessian's curvature is h, the error after T accelerated steps falls like
 ``m / h`` steps; the released coefficients are the average of the last ``T - T // 2`` iterates,
 as :func:`dp_sklearn.solvers._noisy_newton.run_noisy_newton` averages them.
 
-T (``DEFAULT_ITER``), C and the step are functions of public values only (``docs/privacy.md``,
+T (:func:`default_n_iter`), C and the step are functions of public values only (``docs/privacy.md``,
 P4).
 """
 
@@ -33,16 +33,47 @@ import math
 
 import numpy as np
 
+from .._accounting import gaussian_noise_multiplier
 from .._progress import steps
 from .._sets import Unconstrained
 from ._base import Plan, register
 from ._noisy_newton import MAX_DIM
 from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noise_stream, noisy_clipped_gradient
 
-__all__ = ["noisy_agd", "plan_noisy_agd", "agd_applies", "DEFAULT_ITER"]
+__all__ = ["noisy_agd", "plan_noisy_agd", "agd_applies", "default_n_iter", "KAPPA"]
 
-#: default number of accelerated steps (full passes); see :func:`agd_applies` for the evidence
-DEFAULT_ITER = 30
+#: constant of the default T (:func:`default_n_iter`), chosen on the tuning half of the sparse sets
+KAPPA = 3.0
+#: share of the steps before the released average starts (the average of the last iterates)
+AVERAGE_FROM = 0.5
+#: floor and cap of the default T
+MIN_ITER, MAX_ITER = 20, 100
+
+
+def default_n_iter(n, epsilon, delta, kappa=None):
+    """Data-independent T: ``ceil(KAPPA (n / z)^(1/3))`` within [``MIN_ITER``, ``MAX_ITER``].
+
+    ``z = z(epsilon, delta)`` is the multiplier of one analytic Gaussian release (Balle & Wang
+    2018). Shape. With the step ``eta = 1 / m``, T accelerated steps leave the optimization
+    error ``2 R^2 / (eta T^2)`` (Beck & Teboulle 2009, Theorem 4.4). Their noise (per-coordinate
+    standard deviation ``s = sqrt(T) z 2C / n`` on the mean gradient, T releases composed) is
+    carried by the momentum: with the weights ``t / (t + 3)`` a step's noise at time s moves
+    the iterate at time T by about ``eta s / 2 (1 - s^2 / T^2)``, so in a flat direction of
+    curvature h the final iterate has variance of order ``eta^2 s^2 T^3`` and costs h / 2
+    times that; summed with ``eta tr(H) <= f`` that is of order ``f eta z^2 C^2 T^4 / n^2``.
+    The sum is smallest at ``T^6`` proportional to ``R^2 n^2 / (f eta^2 z^2 C^2)``: T grows
+    like ``(n / z)^(1/3)``, as :func:`dp_sklearn.solvers._noisy_gd.default_n_iter` grows like
+    ``(n / z)^(2/3)``. The constant of that bound reads the prior radius R, which
+    overstates the distance to the minimizer by orders of magnitude on normalized text
+    data, so the constant ``KAPPA`` is chosen on the tuning half of the sparse sets
+    (``benchmarks/tabular/README.md``, "Evidence for defaults"). Only n, epsilon and delta
+    enter (``docs/privacy.md``, P4).
+    """
+    if not math.isfinite(epsilon):
+        return MAX_ITER  # no noise: the cap
+    z = gaussian_noise_multiplier(epsilon, delta)
+    k = KAPPA if kappa is None else kappa
+    return int(min(MAX_ITER, max(MIN_ITER, math.ceil(k * (n / z) ** (1.0 / 3.0)))))
 
 
 def agd_applies(public, epsilon, delta):
@@ -68,7 +99,7 @@ def plan_noisy_agd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=
     if not isinstance(constraint, Unconstrained):
         raise TypeError(f"solver 'noisy_agd' fits the penalized objective only, got {type(constraint).__name__}.")
     check_gaussian_delta(epsilon, delta, "noisy_agd")
-    T = int(max_iter) if max_iter is not None else DEFAULT_ITER
+    T = int(max_iter) if max_iter is not None else default_n_iter(public.n, epsilon, delta)
     C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
     z, event, eps_out = gaussian_steps_plan(epsilon, delta, T)
     eta = 1.0 / (public.loss.step_curvature * public.x_norm**2 + l2_reg)
@@ -84,7 +115,7 @@ def run_noisy_agd(problem, plan, rng):
     theta = np.zeros(problem.dim)
     prev = theta
     avg = np.zeros_like(theta)
-    start = T // 2
+    start = int(AVERAGE_FROM * T)
     noise = noise_stream(rng, info["sigma"], info["clip_norm"], problem.dim, T)  # all T steps' noise, drawn ahead
     for t in steps(T):  # T data-independent steps
         point = theta + (t / (t + 3.0)) * (theta - prev)  # Nesterov's extrapolation
@@ -110,7 +141,7 @@ def noisy_agd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg
     rng : numpy.random.Generator
         Source of the noise.
     max_iter : int, default=None
-        T, the number of noisy gradient releases (full passes); ``None`` uses ``DEFAULT_ITER``.
+        T, the number of noisy gradient releases (full passes); ``None`` uses :func:`default_n_iter`.
     l2_reg : float, default=0.0
         Mean-scale l2 penalty of the objective.
     clip_norm : float, default=None
