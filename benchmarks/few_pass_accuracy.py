@@ -10,6 +10,10 @@ dense synthetic data. delta = min(1e-5, 1 / (10 n)); data_norm as each dataset d
 Usage: ``python -m benchmarks.few_pass_accuracy [--data-dir D] [--seeds 3]``; writes
 ``benchmarks/results/few_pass_accuracy.md``.
 
+``--highdim-tune``: noisy_agd's ``KAPPA`` and ``AVERAGE_FROM`` on the tuning half of the sparse sets
+(rcv1, reuters; ``benchmarks/sparse_data_norm.py``'s halves), paired with noisy_gd; writes
+``benchmarks/results/few_pass_highdim_tuning.md``.
+
 ``--highdim``: the sparse inputs with more than ``MAX_DIM`` columns (news20 class 1 vs rest, the
 RCV1 subset, reuters money-fx; ``data_norm=1``, unit rows), binary ``DPLogisticRegression`` with
 ``solver="noisy_gd"`` (its default T) against ``solver="noisy_agd"`` at its default T and at T = 30: held-out
@@ -158,41 +162,44 @@ def run_highdim(data_dir, seeds):
     return rows, notes
 
 
-KAPPAS = (1.5, 2.0, 3.0, 4.0, 5.0)
+KAPPAS, AVERAGES = (3.0, 5.0, 8.0), (0.5, 0.9)
 
 
-def run_kappa(data_dir, seeds, names=("rcv1", "reuters")):
-    """ROC AUC of noisy_agd at the default T of each KAPPA candidate, on the tuning half of the sparse sets."""
-    from dp_sklearn.solvers._noisy_agd import default_n_iter
+def run_tuning(data_dir, seeds):
+    """noisy_agd at the default T of each KAPPA and each AVERAGE_FROM, paired with noisy_gd, on rcv1 and reuters."""
+    import dp_sklearn.solvers._noisy_agd as agd
 
-    loaders = {"rcv1": D.load_rcv1_subset, "reuters": D.load_reuters, "news20": D.load_news20}
-    rows, means = [], {k: [] for k in KAPPAS}
-    for name in names:
-        ds = loaders[name](data_dir)
+    rows, saved = [], agd.AVERAGE_FROM
+    for ds in (D.load_rcv1_subset(data_dir), D.load_reuters(data_dir)):
         n = ds.X_train.shape[0]
         for eps in EPSILONS:
-            cells = []
+            gd = np.array([_fit_binary(ds, "noisy_gd", eps, s)[:2] for s in range(seeds)])
+            cells = [f"{gd[:, 0].mean():.4f} / {gd[:, 1].mean():.4f}"]
             for k in KAPPAS:
-                T = default_n_iter(n, eps, min(1e-5, 0.1 / n), kappa=k)
-                auc = np.array([_fit_binary(ds, "noisy_agd", eps, s, T)[0] for s in range(seeds)])
-                means[k].append(auc.mean())
-                cells.append(f"{auc.mean():.4f} ± {auc.std(ddof=1) / np.sqrt(seeds):.4f} (T={T})")
+                for a in AVERAGES:
+                    agd.AVERAGE_FROM = a
+                    T = agd.default_n_iter(n, eps, min(1e-5, 0.1 / n), kappa=k)
+                    d = np.array([_fit_binary(ds, "noisy_agd", eps, s, T)[:2] for s in range(seeds)]) - gd
+                    se = d.std(axis=0, ddof=1) / np.sqrt(seeds)
+                    cells.append(f"T={T}: {d[:, 0].mean():+.4f} ± {se[0]:.4f} / {d[:, 1].mean():+.4f} ± {se[1]:.4f}")
+            agd.AVERAGE_FROM = saved
             rows.append([ds.name, n, eps, *cells])
             print(" | ".join(str(c) for c in rows[-1]), flush=True)
-    rows.append(["mean", "", "", *[f"{np.mean(means[k]):.4f}" for k in KAPPAS]])
     return rows
 
 
-def main_kappa(args):
-    rows = run_kappa(args.data_dir, args.seeds)
+def main_tuning(args):
+    rows = run_tuning(args.data_dir, args.seeds)
     text = "\n".join([
-        "# The constant KAPPA of noisy_agd's default T, tuning half of the sparse sets (issue 22)", "",
-        f"- command: `python -m benchmarks.few_pass_accuracy --highdim-kappa --seeds {args.seeds}`",
-        "- binary DPLogisticRegression(solver=\"noisy_agd\"), T = ceil(KAPPA (n / z)^(1/3)) within [20, 100] "
-        "(`dp_sklearn.solvers._noisy_agd.default_n_iter`), data_norm = 1, delta = min(1e-5, 1/(10 n)); held-out ROC "
-        "AUC, mean ± standard error over seeds; last row: mean over the cells", "",
-        md_table(["data", "n", "epsilon", *[f"KAPPA={k}" for k in KAPPAS]], rows), ""])
-    out = pathlib.Path(__file__).parent / "results" / "few_pass_highdim_kappa.md"
+        "# noisy_agd's KAPPA and AVERAGE_FROM, tuning half of the sparse sets (issue 22)", "",
+        f"- command: `python -m benchmarks.few_pass_accuracy --highdim-tune --seeds {args.seeds}`",
+        "- binary DPLogisticRegression, data_norm = 1, delta = min(1e-5, 1/(10 n)); T = ceil(KAPPA (n / z)^(1/3)) "
+        "within [20, 100]; the average released from step AVERAGE_FROM T. Cells: noisy_gd's held-out ROC AUC / "
+        "accuracy (mean over seeds), then noisy_agd minus noisy_gd (same seed), mean ± standard error, ROC AUC / "
+        "accuracy", "",
+        md_table(["data", "n", "epsilon", "noisy_gd", *[f"KAPPA={k}, AVERAGE_FROM={a}" for k in KAPPAS
+                                                        for a in AVERAGES]], rows), ""])
+    out = pathlib.Path(__file__).parent / "results" / "few_pass_highdim_tuning.md"
     out.write_text(text)
     print(text)
 
@@ -219,10 +226,10 @@ def main(argv=None):
     ap.add_argument("--data-dir", default="/work/shared/data")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--highdim", action="store_true", help="sparse inputs above MAX_DIM columns: noisy_agd")
-    ap.add_argument("--highdim-kappa", action="store_true", help="noisy_agd's KAPPA on rcv1 and reuters")
+    ap.add_argument("--highdim-tune", action="store_true", help="noisy_agd's constants on rcv1 and reuters")
     args = ap.parse_args(argv)
-    if args.highdim_kappa:
-        return main_kappa(args)
+    if args.highdim_tune:
+        return main_tuning(args)
     if args.highdim:
         return main_highdim(args)
     rows, notes = run(args.data_dir, args.seeds)

@@ -237,7 +237,7 @@ class DPLogisticRegression(_DPClassifierBase):
         then 26 accelerated noisy Newton steps) for two classes with at most 2000 features
         (``dp_sklearn.solvers._noisy_newton.newton_applies``: the label set, n_features,
         epsilon and delta only; evidence in ``benchmarks/tabular/README.md``);
-        ``"noisy_agd"`` (30 passes: accelerated noisy gradient steps with the public step)
+        ``"noisy_agd"`` (20 to 100 passes: accelerated noisy gradient steps with the public step)
         for two classes with more than 2000 features
         (``dp_sklearn.solvers._noisy_agd.agd_applies``; evidence in
         ``benchmarks/results/few_pass_highdim.md``); else ``"noisy_gd"`` (more classes,

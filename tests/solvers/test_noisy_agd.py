@@ -10,6 +10,7 @@ from dp_accounting import dp_event
 
 import dp_sklearn.solvers._noisy_agd as agd
 from dp_sklearn import DPLogisticRegression
+from dp_sklearn._accounting import gaussian_noise_multiplier
 from dp_sklearn._exact import minimize
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
@@ -33,8 +34,11 @@ def test_calibration_matches_the_closed_form():
     check_tight_gaussian_calibration(agd.noisy_agd, Unconstrained(), EPS, DELTA, 30)
     public = PublicProblem(1000, 5000, 1.0, 1.0, LogisticLoss())
     plan = agd.plan_noisy_agd(public, Unconstrained(), epsilon=EPS, delta=DELTA, l2_reg=0.01)
-    T = agd.DEFAULT_ITER
-    assert plan.n_iter == T == plan.info["passes"] == 30
+    T = agd.default_n_iter(1000, EPS, DELTA)
+    z1 = gaussian_noise_multiplier(EPS, DELTA)
+    assert T == min(100, max(20, math.ceil(agd.KAPPA * (1000 / z1) ** (1 / 3))))
+    assert plan.n_iter == T == plan.info["passes"]
+    assert plan.noise_scale == pytest.approx(math.sqrt(T) * z1, rel=1e-3)  # T releases: sqrt(T) x one release
     assert plan.event == dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(plan.noise_scale), T)
     assert compose_epsilon([plan.event], DELTA) <= EPS * (1 + 1e-3)
     assert plan.info["clip_norm"] == 0.5 and plan.info["sigma"] == pytest.approx(plan.noise_scale * 2 * 0.5)
@@ -66,6 +70,12 @@ def test_noise_free_iteration_reaches_the_exact_minimizer(loss):
     np.testing.assert_allclose(res.coef, exact, rtol=1e-5, atol=1e-6)
 
 
+def test_default_n_iter_grows_with_n_epsilon_within_its_bounds():
+    Ts = [agd.default_n_iter(n, eps, 1e-6) for n, eps in [(100, 0.5), (10_000, 1.0), (10_000, 5.0), (10**7, 1.0)]]
+    assert Ts[0] == agd.MIN_ITER and Ts[1] < Ts[2] and Ts[3] == agd.MAX_ITER
+    assert agd.default_n_iter(10_000, np.inf, 1e-6) == agd.MAX_ITER
+
+
 def test_default_rule_reads_public_values_only():
     for p, loss, expected in [(MAX_DIM + 1, LogisticLoss(), True), (MAX_DIM, LogisticLoss(), False),
                               (3 * (MAX_DIM + 1), MultinomialLoss(3), False), (MAX_DIM + 1, SquaredLoss(), False)]:
@@ -87,7 +97,7 @@ def test_logistic_default_takes_accelerated_gd_above_max_dim():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         m = DPLogisticRegression(random_state=0, epsilon=5.0, data_norm=1.0).fit(X, y)
-        assert m.solver_ == "noisy_agd" and m.n_iter_ == agd.DEFAULT_ITER
+        assert m.solver_ == "noisy_agd" and m.n_iter_ == agd.default_n_iter(3000, 5.0, 1e-5)
         assert m.score(X, y) > 0.75
         assert DPLogisticRegression(random_state=0, batch_size=500, data_norm=1.0).fit(X, y).solver_ == "noisy_gd"
         y3 = rng.integers(0, 3, size=n)
