@@ -34,10 +34,10 @@ import math
 import numpy as np
 
 from .._accounting import gaussian_noise_multiplier
+from .._gram import GRAM_MAX_DIM as MAX_DIM  # the column limit of noisy_newton (its MAX_DIM)
 from .._progress import steps
 from .._sets import Unconstrained
 from ._base import Plan, register
-from .._gram import GRAM_MAX_DIM as MAX_DIM  # the column limit of noisy_newton (its MAX_DIM)
 from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noise_stream, noisy_clipped_gradient
 
 __all__ = ["noisy_agd", "plan_noisy_agd", "agd_applies", "default_n_iter", "KAPPA"]
