@@ -102,3 +102,18 @@ def test_logistic_default_takes_accelerated_gd_above_max_dim():
         assert DPLogisticRegression(random_state=0, batch_size=500, data_norm=1.0).fit(X, y).solver_ == "noisy_gd"
         y3 = rng.integers(0, 3, size=n)
         assert DPLogisticRegression(random_state=0, data_norm=1.0).fit(X, y3).solver_ == "noisy_gd"
+
+
+def test_dask_input_gives_the_in_memory_coefficients():
+    """"auto" above MAX_DIM columns runs blockwise on dask input with the in-memory fit's coefficients."""
+    da = pytest.importorskip("dask.array")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, MAX_DIM + 100)) / math.sqrt(MAX_DIM + 100)
+    y = (X[:, 0] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = DPLogisticRegression(random_state=0, data_norm=1.5).fit(X, y)
+        dsk = DPLogisticRegression(random_state=0, data_norm=1.5).fit(da.from_array(X, chunks=(200, X.shape[1])),
+                                                                    da.from_array(y, chunks=200))
+    assert mem.solver_ == dsk.solver_ == "noisy_agd"
+    np.testing.assert_allclose(dsk.coef_, mem.coef_, rtol=1e-10, atol=1e-12)
