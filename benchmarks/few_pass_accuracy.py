@@ -14,6 +14,9 @@ Usage: ``python -m benchmarks.few_pass_accuracy [--data-dir D] [--seeds 3]``; wr
 (rcv1, reuters; ``benchmarks/sparse_data_norm.py``'s halves), paired with noisy_gd; writes
 ``benchmarks/results/few_pass_highdim_tuning.md``.
 
+``--highdim-time``: wall time of the default binary fit on news20 at each epsilon against
+scikit-learn's ``LogisticRegression()`` (warmed up, interleaved, median of 7; one BLAS thread).
+
 ``--highdim``: the sparse inputs with more than ``MAX_DIM`` columns (news20 class 1 vs rest, the
 RCV1 subset, reuters money-fx; ``data_norm=1``, unit rows), binary ``DPLogisticRegression`` with
 ``solver="noisy_gd"`` (its default T) against ``solver="noisy_agd"`` at its default T and at T = 30: held-out
@@ -221,13 +224,46 @@ def main_highdim(args):
     print(text)
 
 
+def main_time(args, repeats=7):
+    """Wall time of the default binary DPLogisticRegression fit on news20 against scikit-learn's, interleaved."""
+    import time
+
+    from sklearn.linear_model import LogisticRegression
+
+    from dp_sklearn import DPLogisticRegression
+
+    ds = D.load_news20(args.data_dir)
+    X, y = ds.X_train, ds.y_train
+    fits = {"LogisticRegression()": lambda: LogisticRegression().fit(X, y)}
+    for eps in EPSILONS:
+        fits[f"DPLogisticRegression(epsilon={eps})"] = (
+            lambda eps=eps: DPLogisticRegression(epsilon=eps, delta=1e-5, data_norm=1.0, random_state=0).fit(X, y))
+    times, passes = {k: [] for k in fits}, {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for f in fits.values():  # warm up
+            f()
+        for _ in range(repeats):
+            for k, f in fits.items():
+                t = time.perf_counter()
+                m = f()
+                times[k].append(time.perf_counter() - t)
+                passes[k] = f"{m.solver_} T={m.n_iter_}" if hasattr(m, "solver_") else "lbfgs"
+    base = np.median(times["LogisticRegression()"])
+    for k in fits:
+        print(f"{k} | {passes[k]} | {np.median(times[k]):.3f} s | {np.median(times[k]) / base:.2f}x", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m benchmarks.few_pass_accuracy")
     ap.add_argument("--data-dir", default="/work/shared/data")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--highdim", action="store_true", help="sparse inputs above MAX_DIM columns: noisy_agd")
     ap.add_argument("--highdim-tune", action="store_true", help="noisy_agd's constants on rcv1 and reuters")
+    ap.add_argument("--highdim-time", action="store_true", help="news20 default fit time against scikit-learn")
     args = ap.parse_args(argv)
+    if args.highdim_time:
+        return main_time(args)
     if args.highdim_tune:
         return main_tuning(args)
     if args.highdim:
