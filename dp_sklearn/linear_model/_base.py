@@ -159,16 +159,30 @@ class _DPLinearBase(BaseEstimator):
         features, the public row bound and the solver's (epsilon, delta); never with a
         Poisson-sampled ``batch_size``, ``accounting="paper"`` or at ``epsilon = inf``.
         """
+        from ..solvers._noisy_newton import newton_applies
+
+        public = self._few_pass_public(n_samples)
+        return public is not None and newton_applies(public, self._solver_epsilon(), float(self.delta), self.max_iter)
+
+    def _accelerated_default(self, n_samples):
+        """Whether ``solver="auto"`` takes ``noisy_agd`` (public values only; the same guards).
+
+        :func:`dp_sklearn.solvers._noisy_agd.agd_applies`: the binary logistic loss above
+        ``MAX_DIM`` columns, where :meth:`_few_pass_default` cannot hold.
+        """
+        from ..solvers._noisy_agd import agd_applies
+
+        public = self._few_pass_public(n_samples)
+        return public is not None and agd_applies(public, self._solver_epsilon(), float(self.delta))
+
+    def _few_pass_public(self, n_samples):
+        """The public problem the few-pass tests read, or None where no few-pass default applies."""
         p = getattr(self, "n_features_in_", None)
         if (n_samples is None or p is None or self.epsilon == np.inf or self.accounting != "tight"
                 or (self.batch_size is not None and not isinstance(self.batch_size, str))):
-            return False
-        from ..solvers._noisy_newton import newton_applies
-
-        loss = self._public_loss()
-        public = PublicProblem(int(n_samples), p + bool(self.fit_intercept),
-                               _public_x_norm(p, self.data_norm_ord, self.fit_intercept), 1.0, loss)
-        return newton_applies(public, self._solver_epsilon(), float(self.delta), self.max_iter)
+            return None
+        return PublicProblem(int(n_samples), p + bool(self.fit_intercept),
+                             _public_x_norm(p, self.data_norm_ord, self.fit_intercept), 1.0, self._public_loss())
 
     def _describe(self):
         return type(self).__name__

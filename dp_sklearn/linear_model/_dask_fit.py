@@ -26,7 +26,7 @@ from ..solvers import get_solver
 __all__ = ["DASK_SOLVERS", "check_dask_solver", "validate_dask", "encode_dask_labels", "auto_inputs"]
 
 #: solvers whose data access is clipped gradient sums (full or Poisson-sampled) or the Gram matrix (blockwise)
-DASK_SOLVERS = ("frank_wolfe", "frank_wolfe_gaussian", "ight", "mirror_descent", "noisy_gd", "noisy_newton", "ssp")
+DASK_SOLVERS = ("frank_wolfe", "frank_wolfe_gaussian", "ight", "mirror_descent", "noisy_agd", "noisy_gd", "noisy_newton", "ssp")
 #: feasible sets whose solvers run their own (noiseless) iteration at epsilon = inf (as
 #: ``_base._RUNS_AT_INF``); the other solvers call an exact in-memory minimizer there
 _RUN_AT_INF = ("l0",)

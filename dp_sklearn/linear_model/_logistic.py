@@ -236,11 +236,14 @@ class DPLogisticRegression(_DPClassifierBase):
         ``"auto"``: for penalty="l2", ``"noisy_newton"`` (27 passes: one noisy Gram matrix,
         then 26 accelerated noisy Newton steps) for two classes with at most 2000 features
         (``dp_sklearn.solvers._noisy_newton.newton_applies``: the label set, n_features,
-        epsilon and delta only; evidence in ``benchmarks/tabular/README.md``), else
-        ``"noisy_gd"`` (more classes, more features, ``class_weight``, ``batch_size`` or
-        ``accounting="paper"``);
+        epsilon and delta only; evidence in ``benchmarks/tabular/README.md``);
+        ``"noisy_agd"`` (20 to 100 passes: accelerated noisy gradient steps with the public step)
+        for two classes with more than 2000 features
+        (``dp_sklearn.solvers._noisy_agd.agd_applies``; evidence in
+        ``benchmarks/results/few_pass_highdim.md``); else ``"noisy_gd"`` (more classes,
+        ``class_weight``, ``batch_size`` or ``accounting="paper"``);
         ``"frank_wolfe"`` for penalty="l1". Or one of the registered
-        solvers for the logistic losses and the penalty: ``"noisy_gd"``, ``"noisy_newton"``,
+        solvers for the logistic losses and the penalty: ``"noisy_gd"``, ``"noisy_newton"``, ``"noisy_agd"``,
         ``"objective_perturbation"``, ``"output_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"`` (l2) or ``"frank_wolfe"``,
         ``"noisy_gd"``, ``"mirror_descent"`` (l1). For penalty="l2" also
         ``"exponential_sampling"`` and ``"localization"`` (BST 2014, Algorithms 2 and 4:
@@ -441,8 +444,11 @@ class DPLogisticRegression(_DPClassifierBase):
             # 20 for "balanced"), so the steps would shrink by it; noisy_gd steps at the mean
             # weight. As an intercept offset (_prior_corrected) the fit is the unweighted one.
             weighted_loss = self.class_weight is not None and not self._prior_corrected()
-            few_pass = not weighted_loss and self._few_pass_default(n_samples)
-            return "noisy_newton" if few_pass else "noisy_gd"
+            if weighted_loss:
+                return "noisy_gd"
+            if self._few_pass_default(n_samples):
+                return "noisy_newton"
+            return "noisy_agd" if self._accelerated_default(n_samples) else "noisy_gd"
         return self.solver
 
     def _public_loss(self):
