@@ -445,7 +445,10 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
         The factor of the scores, > 0 (``epsilon / (2 sensitivity)`` for the exponential mechanism).
     weight : None, ndarray or tuple (hi, lo) of ndarrays, same shape as ``score``
         Base-measure weights ``w_i >= 0`` (``None``: 1), or ``w_i = hi_i - lo_i`` computed
-        exactly (interval lengths). Candidates of weight 0 are never returned.
+        exactly (interval lengths). Candidates of weight 0 are never returned. For a 2-D
+        ``score`` of shape ``(m, p)`` and ``k = 1`` the weights may have shape ``(m, p0)`` with
+        ``p`` a multiple of ``p0``: column ``j`` then has the weights of column ``j % p0``
+        (several mechanisms over the same intervals, their logarithms computed once).
     k : int, default=1
         Number of candidates returned per mechanism (``<= m``, at most the number of
         candidates of positive weight).
@@ -536,7 +539,13 @@ def _argmax_columns(rng, score, scale, weight):
     m, p = score.shape
     lw, exact_w = _log_weight(weight)
     L = float(scale) * score
-    if lw is not None:
+    if lw is not None and lw.shape[1] != p:  # weights of shape (m, p0), shared by the p / p0 blocks of columns
+        p0, weight_of = lw.shape[1], exact_w
+        L.reshape(m, p // p0, p0)[...] += lw[:, None, :]  # the same float sums as with repeated weights
+
+        def exact_w(ij):
+            return weight_of((ij[0], ij[1] % p0))
+    elif lw is not None:
         L += lw  # -inf for weight 0
     w = rng.integers(0, _W, size=(m, p), dtype=_I64)
     up = _gumbel_at(w, 1)

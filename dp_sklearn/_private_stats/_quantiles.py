@@ -117,7 +117,6 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     ``epsilon q n / 2`` exceeds ``log((upper - lower) / spread)``, the log of how
     much wider the public range is than the data: see ``docs/privacy.md``.
     """
-    eps = _check_epsilon(epsilon)
     X = np.asarray(X, dtype=float)
     one_d = X.ndim == 1
     X = X[:, None] if one_d else X
@@ -126,36 +125,53 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     q = np.atleast_1d(np.asarray(quantiles, dtype=float))
     if q.ndim != 1 or not np.all((q >= 0) & (q <= 1)):
         raise ValueError(f"quantiles must be levels in [0, 1], got {quantiles!r}.")
+    eps_of = _level_epsilons(epsilon, q.size)
     n, p = X.shape
     lo, hi = _as_bounds(lower, upper, p, "lower, upper")
     if not (np.isfinite(dither) and dither >= 0):
         raise ValueError(f"dither must be a finite number >= 0, got {dither!r}.")
     if unit is not None:
         unit = _check_epsilon(unit, "unit")
+    Xc = np.clip(X, lo, hi)
     if atoms is not None:
-        a, below, upto, log_w = _atom_counts(np.clip(X, lo, hi), atoms, atom_weight, lo, hi)
-    coord = (lambda v: np.arcsinh(v / unit)) if unit is not None else (lambda v: v)  # monotone: same ranks
-    t_lo, t_hi = coord(lo), coord(hi)
-    T = coord(np.clip(X, lo, hi))
+        a, below, upto, log_w = _atom_counts(Xc, atoms, atom_weight, lo, hi)
+    if unit is not None:  # t = asinh(x / unit): monotone, same ranks (in place: the same float operations)
+        t_lo, t_hi = np.arcsinh(lo / unit), np.arcsinh(hi / unit)
+        T = np.divide(Xc, unit, out=Xc if Xc is not X else None)
+        np.arcsinh(T, out=T)
+    else:
+        t_lo, t_hi, T = lo, hi, Xc
+    edges = np.empty((n + 2, p))  # (n + 2, p): t_lo, the sorted values, t_hi
+    edges[0], edges[-1] = t_lo, t_hi
+    body = edges[1:-1]
     if dither > 0:
-        T = np.clip(T + dither * (rng.uniform(size=T.shape) - 0.5), t_lo, t_hi)
-    edges = np.vstack([t_lo, np.sort(T, axis=0), t_hi])  # (n + 2, p)
+        U = rng.uniform(size=T.shape)
+        U -= 0.5
+        U *= dither
+        np.add(T, U, out=body)
+        np.clip(body, t_lo, t_hi, out=body)
+    else:
+        body[...] = T
+    body.sort(axis=0)
     ranks = np.arange(n + 1, dtype=float)[:, None]
     gamma = _noise.em_grid(t_hi - t_lo)  # public grid of the released point, per column
     hi_w, lo_w = edges[1:], edges[:-1]  # interval lengths, computed exactly by the sampler
     if atoms is not None:
         hi_w = np.vstack([hi_w, np.where(np.isfinite(log_w), atom_weight, 0.0)])
         lo_w = np.vstack([lo_w, np.zeros_like(log_w)])
-    scores = []
-    for level in q:  # the few quantile levels: one mechanism per (level, column), sampled in one call
-        target = _target(level, n)
-        score = np.broadcast_to(-np.abs(ranks - target), (n + 1, p))  # exact: integers minus a multiple of 2**-10
-        if atoms is not None:
-            score = np.vstack([score, -np.maximum(0.0, np.maximum(below - target, target - upto))])
-        scores.append(score)
-    reps = (1, q.size)
-    idx = _noise.exponential_mechanism(rng, np.hstack(scores), 0.5 * eps,
-                                       weight=(np.tile(hi_w, reps), np.tile(lo_w, reps))).reshape(q.size, p)
+    idx = np.empty((q.size, p), dtype=np.int64)
+    for eps in dict.fromkeys(eps_of):  # one call per distinct epsilon, levels in order
+        rows = [r for r in range(q.size) if eps_of[r] == eps]
+        scores = []
+        for level in q[rows]:  # one mechanism per (level, column), sampled in one call
+            target = _target(level, n)
+            score = np.broadcast_to(-np.abs(ranks - target), (n + 1, p))  # exact: integers minus a multiple of 2**-10
+            if atoms is not None:
+                score = np.vstack([score, -np.maximum(0.0, np.maximum(below - target, target - upto))])
+            scores.append(score)
+        # the weights (hi_w, lo_w) are shared by the len(rows) blocks of columns (one log per interval)
+        idx[rows] = _noise.exponential_mechanism(rng, np.hstack(scores), 0.5 * eps,
+                                                 weight=(hi_w, lo_w)).reshape(len(rows), p)
     out = np.full((q.size, p), np.nan)
     kk, c = np.nonzero(idx <= n)  # an interval (else an atom, returned as it is)
     i = idx[kk, c]
@@ -166,6 +182,16 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     out = np.clip(out, lo, hi)  # the grid point can lie half a grid step outside the range
     out = np.where(np.isnan(picked), out, picked)  # an atom is returned exactly
     return out[:, 0] if one_d else out
+
+
+def _level_epsilons(epsilon, count):
+    """The privacy loss of each of ``count`` levels: one number, or one per level (each finite, > 0)."""
+    if np.ndim(epsilon) == 0:
+        return [_check_epsilon(epsilon)] * count
+    eps = list(np.asarray(epsilon, dtype=object).ravel())
+    if np.ndim(epsilon) != 1 or len(eps) != count:
+        raise ValueError(f"epsilon must be a number or one per quantile level ({count}), got {epsilon!r}.")
+    return [_check_epsilon(e.item() if isinstance(e, np.generic) else e) for e in eps]
 
 
 def _target(level, n):
