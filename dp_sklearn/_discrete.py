@@ -529,6 +529,18 @@ def gumbel_top(rng, score, scale, weight=None, k=1, starts=None):
 _MARGIN_CONST = 1700.0
 
 
+#: up to this many columns, :func:`_column_reduce` reduces each column on its own (NumPy's
+#: reduction over axis 0 of a C-ordered array with few columns is buffered and many times slower)
+_FEW_COLUMNS = 8
+
+
+def _column_reduce(a, func):
+    """``func(a, axis=0)`` for a 2-D ``a`` (``np.max`` or ``np.argmax``): the same values, by column when few."""
+    if a.shape[1] > _FEW_COLUMNS:
+        return func(a, axis=0)
+    return np.array([func(a[:, j]) for j in range(a.shape[1])])
+
+
 def _argmax_columns(rng, score, scale, weight):
     """:func:`gumbel_top` with ``k = 1`` for a 2-D ``score``: one mechanism per column.
 
@@ -552,12 +564,12 @@ def _argmax_columns(rng, score, scale, weight):
     up += L
     np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
     cols = np.arange(p)
-    sel = up.argmax(axis=0)
+    sel = _column_reduce(up, np.argmax)
     ws, L_sel = w[sel, cols], L[sel, cols]
     lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
     lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
     up[sel, cols] = -np.inf
-    x = up.max(axis=0)
+    x = _column_reduce(up, np.max)
     thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
     ok = lo_sel > thr
     for j in np.flatnonzero(~ok):
