@@ -52,8 +52,10 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         Data; values outside ``[lower, upper]`` are clipped to it.
     quantiles : float or array-like of shape (n_quantiles,)
         Quantile levels in [0, 1].
-    epsilon : float
-        Privacy loss of *each* exponential mechanism, in nats (> 0).
+    epsilon : float or array-like of shape (n_quantiles,)
+        Privacy loss of *each* exponential mechanism, in nats (> 0); one value per
+        quantile level gives the mechanisms of each level their own privacy loss (the
+        values are dithered and sorted once for all levels).
     rng : numpy.random.Generator
         The fit's only source of randomness.
     lower, upper : float or array-like of shape (n_features,)
@@ -76,7 +78,15 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         ``TIE_DITHER`` = 0.05, about 5% of ``|x|``). Privacy is unchanged: the
         perturbation is drawn independently of the data, one value per record, so
         neighbouring datasets stay neighbours under every draw and the guarantee
-        holds for each draw, hence for the mixture.
+        holds for each draw, hence for the mixture. One draw serves all the levels
+        of a call: for each fixed draw the ``k`` mechanisms are exponential mechanisms
+        on the same pair of neighbouring dithered datasets with independent Gumbel
+        noise, so they compose as ``k`` separate releases do (basic or zCDP
+        composition, :func:`quantile_epsilon`), for every draw, hence for the mixture
+        (pure DP: the bound on the likelihood ratio holds draw by draw; zCDP: the
+        Renyi divergence of mixtures over the same data-independent draw is at most
+        the largest over draws, by its joint quasi-convexity: van Erven & Harremoes,
+        "Renyi divergence and Kullback-Leibler divergence", IEEE Trans. Inf. Theory 2014).
     atoms : array-like of shape (n_atoms,) or None, default=None
         Public values added to the base measure as point masses of ``atom_weight`` each
         (in the mechanism's coordinate), where they lie inside ``[lower_j, upper_j]``. The
@@ -97,7 +107,7 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     ------
     ValueError
         If ``X`` is empty or not finite, a level is outside [0, 1], ``epsilon``
-        is not a positive finite number or the bounds are invalid.
+        is not a positive finite number (or one per level) or the bounds are invalid.
 
     Notes
     -----

@@ -306,6 +306,13 @@ def private_bounds_y(y, epsilon, rng, *, plan=None):
        5000, are resolved at their own spread (up to offsets of about 1e4 spreads). In
        ``"mad"`` mode the spread is instead the median ``d`` of ``|y - m|`` (log-uniform
        over ``[0, 2e15]``), ``lo, hi = m -+ d``; in ``"center"`` mode ``lo = hi = m``.
+       In ``"range"`` mode the three releases of stage 2 are made in one call of
+       ``exponential_quantiles`` (one per-level epsilon each): they rank the same dithered
+       values, drawn once, so the values are sorted once. Each is still the same
+       exponential mechanism at its own epsilon for every fixed draw of the dither (the
+       dither is public, independent of the data, one value per record: neighbouring
+       datasets stay neighbouring after it), so the three compose as before for each draw,
+       hence for the mixture over draws (``docs/privacy.md``, Numeric model).
 
     The range is ``[m - F (m - lo), m + F (hi - m)]`` with ``F = max(1, COVER_Z /
     z_{1-q})`` (each side separately, so a right-skewed target gets a longer upper side).
@@ -359,11 +366,13 @@ def private_bounds_y(y, epsilon, rng, *, plan=None):
             return shift + exponential_quantiles(y - shift, levels, eps, rng, lower=lo_s - shift,
                                                  upper=hi_s - shift, unit=BOUNDS_Y_UNIT, dither=TIE_DITHER)
         m0 = float(np.clip(draw(0.5, plan.eps_median)[0], lo_s / 2, hi_s / 2))
-        m = float(draw(0.5, plan.eps_median, m0)[0])
-        lo = hi = m
-        if plan.mode == "range":
-            lo, hi = (float(v) for v in draw([plan.level, 1.0 - plan.level], plan.eps_side, m0))
-        elif plan.mode == "mad":  # the median of |y - m|, log-uniform over [0, 2e15]
+        if plan.mode == "range":  # stage 2 in one call: one dither and one sort for the median and the sides
+            m, lo, hi = (float(v) for v in draw([0.5, plan.level, 1.0 - plan.level],
+                                                [plan.eps_median, plan.eps_side, plan.eps_side], m0))
+        else:
+            m = float(draw(0.5, plan.eps_median, m0)[0])
+            lo = hi = m
+        if plan.mode == "mad":  # the median of |y - m|, log-uniform over [0, 2e15]
             mad = float(exponential_quantiles(np.abs(y - m), 0.5, plan.eps_side, rng, lower=0.0, upper=hi_s - lo_s,
                                               unit=BOUNDS_Y_UNIT, dither=TIE_DITHER)[0])
             lo, hi = m - mad, m + mad  # the quartiles of a symmetric target
