@@ -181,3 +181,38 @@ def test_atom_quantile_audit_with_negative_control(pair, used, lower_bound):
     lo, hi = lower_bound
     assert lo is None or res.epsilon_lower > lo
     assert hi is None or res.epsilon_lower <= hi
+
+
+# ---------------------------------------------------------------------------
+# One epsilon per level: one dither and one sort shared by the levels (issue 22)
+# ---------------------------------------------------------------------------
+
+def test_per_level_epsilon_matches_each_levels_closed_form():
+    # Levels 0.5 at epsilon 0.4 and 0.5 at epsilon 3 in one call: each column of the output
+    # has the closed-form law |I_i| exp(-eps_level |i - q n| / 2) of its own epsilon.
+    values = np.arange(1.0, 21.0)  # n = 20 distinct values, search range [0, 21]: 21 intervals
+    n, eps = values.size, (0.4, 3.0)
+    edges = np.concatenate([[0.0], values, [21.0]])
+    seeds = 3000
+    out = np.array([exponential_quantiles(values, [0.5, 0.5], list(eps), np.random.default_rng(s), lower=0.0,
+                                          upper=21.0) for s in range(seeds)])
+    for col, e in enumerate(eps):
+        w = np.diff(edges) * np.exp(-0.5 * e * np.abs(np.arange(n + 1) - 0.5 * n))
+        prob = w / w.sum()
+        freq = np.bincount(np.clip(np.searchsorted(edges, out[:, col], side="right") - 1, 0, n), minlength=n + 1) / seeds
+        sd = np.sqrt(prob * (1 - prob) / seeds)
+        assert np.all(np.abs(freq - prob) <= 4.5 * sd + 1e-3), (e, freq, prob)
+    # the two laws differ: P(the middle interval) is about 0.1 at epsilon 0.4 and 0.64 at epsilon 3
+    mid = np.mean((out >= 10.0) & (out <= 11.0), axis=0)
+    assert mid[0] < 0.2 < 0.5 < mid[1]
+
+
+def test_per_level_epsilon_one_value_equals_scalar_and_bad_lengths_raise():
+    y = np.random.default_rng(3).normal(size=200)
+    kw = dict(lower=SEARCH[0], upper=SEARCH[1], unit=UNIT, dither=TIE_DITHER)
+    a = exponential_quantiles(y, [0.25, 0.75], 0.8, np.random.default_rng(1), **kw)
+    b = exponential_quantiles(y, [0.25, 0.75], [0.8, 0.8], np.random.default_rng(1), **kw)
+    np.testing.assert_array_equal(a, b)
+    for bad in ([0.8], [0.8, 0.8, 0.8], [0.8, -1.0], [[0.8, 0.8]]):
+        with pytest.raises(ValueError, match="epsilon"):
+            exponential_quantiles(y, [0.25, 0.75], bad, np.random.default_rng(1), **kw)
