@@ -172,16 +172,17 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     idx = np.empty((q.size, p), dtype=np.int64)
     for eps in dict.fromkeys(eps_of):  # one call per distinct epsilon, levels in order
         rows = [r for r in range(q.size) if eps_of[r] == eps]
-        scores = []
-        for level in q[rows]:  # one mechanism per (level, column), sampled in one call
+        score = np.empty((hi_w.shape[0], len(rows) * p))
+        for b, level in enumerate(q[rows]):  # one mechanism per (level, column), sampled in one call
             target = _target(level, n)
-            score = np.broadcast_to(-np.abs(ranks - target), (n + 1, p))  # exact: integers minus a multiple of 2**-10
+            block = score[:, b * p:(b + 1) * p]
+            np.subtract(ranks, target, out=block[:n + 1])  # exact: integers minus a multiple of 2**-10
+            np.abs(block[:n + 1], out=block[:n + 1])
+            np.negative(block[:n + 1], out=block[:n + 1])
             if atoms is not None:
-                score = np.vstack([score, -np.maximum(0.0, np.maximum(below - target, target - upto))])
-            scores.append(score)
+                block[n + 1:] = -np.maximum(0.0, np.maximum(below - target, target - upto))
         # the weights (hi_w, lo_w) are shared by the len(rows) blocks of columns (one log per interval)
-        idx[rows] = _noise.exponential_mechanism(rng, np.hstack(scores), 0.5 * eps,
-                                                 weight=(hi_w, lo_w)).reshape(len(rows), p)
+        idx[rows] = _noise.exponential_mechanism(rng, score, 0.5 * eps, weight=(hi_w, lo_w)).reshape(len(rows), p)
     out = np.full((q.size, p), np.nan)
     kk, c = np.nonzero(idx <= n)  # an interval (else an atom, returned as it is)
     i = idx[kk, c]
