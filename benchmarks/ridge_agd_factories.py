@@ -48,3 +48,5 @@ def _tuned(kappa=None, cap=None):
 agd_t30 = _tuned(cap=30)
 agd_k10 = _tuned(kappa=10.0)
 agd_k20 = _tuned(kappa=20.0)
+agd_k25 = _tuned(kappa=2.5)
+agd_t20 = _tuned(cap=20)
