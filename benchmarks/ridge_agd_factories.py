@@ -14,17 +14,20 @@ class _AgdRidge(DPRidge):
         return super()._resolved_solver(n_samples)
 
 
-def agd(schema, task, epsilon, delta=DELTA):
-    """The default pipeline with DPRidge's fallback noisy_gd replaced by noisy_agd."""
-    if task != "regression":
-        return default_private(schema, task, epsilon, delta)
-    ct = column_transformer(schema, DPStandardScaler())
-    return make_private_pipeline(ct, _AgdRidge(), epsilon=epsilon, delta=delta)
+def _tuned(kappa=None, cap=None, average_from=None):
+    """noisy_agd with T = min(cap, default_n_iter(n, epsilon, delta, kappa)) (the same public values).
 
-
-def _tuned(kappa=None, cap=None):
-    """noisy_agd with T = min(cap, default_n_iter(n, epsilon, delta, kappa)) (the same public values)."""
+    ``average_from``: the share of the steps before the released average starts (set in the plan;
+    ``None``: the solver's own, ``dp_sklearn.solvers._noisy_agd.average_from``).
+    """
     class _Tuned(_AgdRidge):
+        def _run(self, spec, problem, constraint, plan, kwargs, rng):
+            if average_from is None or spec.name != "noisy_agd":
+                return super()._run(spec, problem, constraint, plan, kwargs, rng)
+            if plan is not None:
+                plan.info["average_from"] = average_from
+            return super()._run(spec, problem, constraint, plan, kwargs, rng)
+
         def _plan(self, spec, public, constraint):
             if spec.name == "noisy_agd" and self.max_iter is None:
                 from dp_sklearn.solvers._noisy_agd import default_n_iter
@@ -45,8 +48,13 @@ def _tuned(kappa=None, cap=None):
     return factory
 
 
-agd_t30 = _tuned(cap=30)
-agd_k10 = _tuned(kappa=10.0)
-agd_k20 = _tuned(kappa=20.0)
-agd_k25 = _tuned(kappa=2.5)
-agd_t20 = _tuned(cap=20)
+# the first runs averaged the last tenth of the iterates (AVERAGE_FROM, the logistic loss's value)
+agd = _tuned(average_from=0.9)
+agd_t30 = _tuned(cap=30, average_from=0.9)
+agd_k10 = _tuned(kappa=10.0, average_from=0.9)
+agd_k20 = _tuned(kappa=20.0, average_from=0.9)
+agd_k25 = _tuned(kappa=2.5, average_from=0.9)
+agd_t20 = _tuned(cap=20, average_from=0.9)
+agd_a05 = _tuned(average_from=0.5)
+agd_t30_a05 = _tuned(cap=30, average_from=0.5)
+agd_k25_a05 = _tuned(kappa=2.5, average_from=0.5)
