@@ -118,8 +118,8 @@ def agd_applies(public, epsilon, delta):
 
 def average_from(loss):
     """Share of the steps before the released average starts: ``SQUARED_AVERAGE_FROM`` for the
-    quadratic (``gram_path``) losses, else ``AVERAGE_FROM`` (a public property of the loss)."""
-    return SQUARED_AVERAGE_FROM if loss.gram_path else AVERAGE_FROM
+    quadratic (``gram_path``) losses, weighted or not, else ``AVERAGE_FROM`` (a public property of the loss)."""
+    return SQUARED_AVERAGE_FROM if getattr(loss, "base", loss).gram_path else AVERAGE_FROM
 
 
 def plan_noisy_agd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0.0, clip_norm=None):

@@ -13,6 +13,7 @@ from dp_sklearn import DPLogisticRegression
 from dp_sklearn._accounting import gaussian_noise_multiplier
 from dp_sklearn._exact import minimize
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from dp_sklearn._losses._weighted import WeightedLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.solvers import SOLVERS
@@ -98,6 +99,7 @@ def test_squared_loss_rule_is_n_over_z_at_any_dim():
 def test_released_average_starts_at_the_loss_share(loss, share):
     """The plan carries the share; the run averages exactly the iterates from int(share T) on."""
     assert agd.average_from(loss) == share
+    assert agd.average_from(WeightedLoss(loss, 2.0)) == share
     prob = glm_problem(loss, n=300, p=3, seed=2)
     plan = agd.plan_noisy_agd(prob, Unconstrained(), epsilon=1.0, delta=DELTA, max_iter=20)
     assert plan.info["average_from"] == share
