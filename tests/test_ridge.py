@@ -111,3 +111,23 @@ def test_ridge_default_robust_to_minmax_scaling():
         m = DPRidge(epsilon=2.0, data_norm=1.0, bounds_y=(25, 346), random_state=seed).fit(Xtr, ytr)
         r2.append(r2_score(yte, m.predict(Xte)))
     assert np.median(r2) >= 0.25
+
+
+def test_auto_takes_accelerated_gd_where_newton_does_not_apply_and_n_over_z_is_large():
+    """1e4 x 100 at epsilon 5: noisy_newton's test fails, n / z >= SQUARED_MIN_N_OVER_Z: noisy_agd, its T passes."""
+    from dp_sklearn.solvers import _noisy_agd as agd
+
+    rng = np.random.default_rng(0)
+    n, p = 10_000, 100
+    X = rng.standard_normal((n, p))
+    y = X @ (rng.standard_normal(p) / np.sqrt(p)) + 0.5 * rng.standard_normal(n)
+    kw = dict(data_norm=float(np.sqrt(p)), bounds_y=(-4.0, 4.0), random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DPRidge(epsilon=5.0, **kw).fit(X, y)
+        assert m.solver_ == "noisy_agd" and m.n_iter_ == agd.default_n_iter(n, 5.0, 1e-5)
+        gd = DPRidge(epsilon=5.0, solver="noisy_gd", **kw).fit(X, y)  # the former default, same seed
+        assert m.score(X, y) > 0.6 and m.score(X, y) > gd.score(X, y) - 0.005
+        # n / z below the threshold (epsilon 0.5), Poisson batches, or no noise: not noisy_agd
+        assert DPRidge(epsilon=0.5, **kw).fit(X, y).solver_ == "noisy_gd"
+        assert DPRidge(epsilon=5.0, batch_size=1000, **kw).fit(X, y).solver_ == "noisy_gd"

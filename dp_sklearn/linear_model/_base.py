@@ -167,8 +167,8 @@ class _DPLinearBase(BaseEstimator):
     def _accelerated_default(self, n_samples):
         """Whether ``solver="auto"`` takes ``noisy_agd`` (public values only; the same guards).
 
-        :func:`dp_sklearn.solvers._noisy_agd.agd_applies`: the binary logistic loss above
-        ``MAX_DIM`` columns, where :meth:`_few_pass_default` cannot hold.
+        :func:`dp_sklearn.solvers._noisy_agd.agd_applies`: the squared loss, or the binary
+        logistic loss above ``MAX_DIM`` columns; asked where :meth:`_few_pass_default` does not hold.
         """
         from ..solvers._noisy_agd import agd_applies
 

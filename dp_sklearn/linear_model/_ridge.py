@@ -63,8 +63,11 @@ class DPRidge(_DPRegressorBase):
         ``dp_sklearn.solvers._noisy_newton.newton_applies`` holds (at most 2000
         features and a Gram noise below a quarter of the mean eigenvalue of X^T X for
         rows on the bound: a function of n, n_features, epsilon and delta only), else
-        ``"noisy_gd"``. Or a private mechanism: one of the registered solvers for the
-        squared loss with an l2 penalty (``"noisy_gd"``, ``"noisy_newton"``, ``"output_perturbation"``,
+        ``"noisy_agd"`` (20 to 100 passes: accelerated noisy gradient steps with the public
+        step, ``dp_sklearn.solvers._noisy_agd.agd_applies``; evidence in
+        ``benchmarks/tabular/README.md``), or ``"noisy_gd"`` with ``batch_size``,
+        ``accounting="paper"`` or ``delta=0``. Or a private mechanism: one of the registered solvers for the
+        squared loss with an l2 penalty (``"noisy_gd"``, ``"noisy_newton"``, ``"noisy_agd"``, ``"output_perturbation"``,
         ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``,
         ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
         registered later; see the README's solver table). Solvers that
@@ -224,7 +227,9 @@ class DPRidge(_DPRegressorBase):
 
     def _resolved_solver(self, n_samples=None):
         if self.solver == "auto":
-            return "noisy_newton" if self._few_pass_default(n_samples) else "noisy_gd"
+            if self._few_pass_default(n_samples):
+                return "noisy_newton"
+            return "noisy_agd" if self._accelerated_default(n_samples) else "noisy_gd"
         return self.solver
 
 

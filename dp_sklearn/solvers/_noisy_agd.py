@@ -21,7 +21,7 @@ data (one product with X and one with X^T), at any number of columns. In a direc
 Hessian's curvature is h, the error after T accelerated steps falls like
 ``(1 - sqrt(h / m))^T`` with ``m = c B^2 + l2_reg``, where plain gradient descent needs about
 ``m / h`` steps; the released coefficients are the average of the last iterates (from step
-``AVERAGE_FROM T``).
+``AVERAGE_FROM T``, ``SQUARED_AVERAGE_FROM T`` for the squared loss).
 
 T (:func:`default_n_iter`), C and the step are functions of public values only (``docs/privacy.md``,
 P4).
@@ -40,13 +40,19 @@ from .._sets import Unconstrained
 from ._base import Plan, register
 from ._common import check_gaussian_delta, default_clip_norm, gaussian_steps_plan, noise_stream, noisy_clipped_gradient
 
-__all__ = ["noisy_agd", "plan_noisy_agd", "agd_applies", "default_n_iter", "KAPPA"]
+__all__ = ["noisy_agd", "plan_noisy_agd", "agd_applies", "default_n_iter", "average_from", "KAPPA"]
 
 #: constant of the default T (:func:`default_n_iter`), chosen on the tuning half of the sparse sets
 KAPPA = 5.0
 #: share of the steps before the released average starts (the average of the last tenth of the
 #: iterates), chosen with ``KAPPA`` on the tuning half of the sparse sets
 AVERAGE_FROM = 0.9
+#: the same share for the squared loss (``DPRidge``'s ``solver="auto"`` where ``noisy_newton`` does not
+#: apply): the average of the last half of the iterates, chosen on the tuning half of the
+#: regression sets (``benchmarks/tabular/README.md``, "Evidence for defaults")
+SQUARED_AVERAGE_FROM = 0.5
+#: least n / z at which ``solver="auto"`` takes ``noisy_agd`` for the squared loss (see :func:`agd_applies`)
+SQUARED_MIN_N_OVER_Z = 5000.0
 #: floor and cap of the default T
 MIN_ITER, MAX_ITER = 20, 100
 
@@ -78,7 +84,17 @@ def default_n_iter(n, epsilon, delta, kappa=None):
 
 
 def agd_applies(public, epsilon, delta):
-    """Public test of ``solver="auto"``'s choice of ``noisy_agd``: binary logistic loss above ``MAX_DIM`` columns.
+    """Public test of ``solver="auto"``'s choice of ``noisy_agd``: the squared loss, or binary logistic loss above ``MAX_DIM`` columns.
+
+    Callers ask it only where :func:`dp_sklearn.solvers._noisy_newton.newton_applies` does not hold.
+    Squared loss (``gram_path``; ``DPRidge``): at any number of columns where ``n / z`` is at
+    least ``SQUARED_MIN_N_OVER_Z`` (z the one-release Gaussian multiplier of (epsilon, delta)),
+    in place of ``noisy_gd``'s hundreds of steps. Below it the noise dominates, the momentum
+    carries it (see :func:`default_n_iter`) and ``noisy_gd``'s schedule scored higher (dense
+    synthetic data at n / z from 200 to 2700, the bundled diabetes); from it on the held-out R^2
+    was at least ``noisy_gd``'s within the paired standard error (dense synthetic 1e4 and 2e4
+    rows, the tabular suite's tuning half; ``benchmarks/tabular/README.md``, "Evidence for
+    defaults").
 
     Where :func:`dp_sklearn.solvers._noisy_newton.newton_applies` cannot hold because the design
     has more than ``MAX_DIM`` columns (the p x p Gram matrix is not formed), the binary logistic
@@ -93,8 +109,17 @@ def agd_applies(public, epsilon, delta):
     (``docs/privacy.md``, P4).
     """
     p = public.dim // public.loss.n_outputs
-    return (p > MAX_DIM and 0 < delta < 1 and math.isfinite(epsilon) and not public.loss.gram_path
-            and public.loss.n_outputs == 1)
+    if not (0 < delta < 1 and math.isfinite(epsilon) and public.loss.n_outputs == 1):
+        return False
+    if public.loss.gram_path:
+        return public.n / gaussian_noise_multiplier(epsilon, delta) >= SQUARED_MIN_N_OVER_Z
+    return p > MAX_DIM
+
+
+def average_from(loss):
+    """Share of the steps before the released average starts: ``SQUARED_AVERAGE_FROM`` for the
+    quadratic (``gram_path``) losses, weighted or not, else ``AVERAGE_FROM`` (a public property of the loss)."""
+    return SQUARED_AVERAGE_FROM if getattr(loss, "base", loss).gram_path else AVERAGE_FROM
 
 
 def plan_noisy_agd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0.0, clip_norm=None):
@@ -108,17 +133,17 @@ def plan_noisy_agd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=
     eta = 1.0 / (public.loss.step_curvature * public.x_norm**2 + l2_reg)
     return Plan(event, eps_out, float(delta), T, z, constraint,
                 {"clip_norm": C, "sigma": z * 2.0 * C, "step_size": eta, "l2_reg": l2_reg, "sampling_rate": 1.0,
-                 "passes": T, "sensitivities": {"gradient": 2.0 * C}})
+                 "average_from": average_from(public.loss), "passes": T, "sensitivities": {"gradient": 2.0 * C}})
 
 
 def run_noisy_agd(problem, plan, rng):
-    """T accelerated noisy gradient steps from zero; the average of the iterates from step ``AVERAGE_FROM T``."""
+    """T accelerated noisy gradient steps from zero; the average of the iterates from step ``average_from T``."""
     info, T = plan.info, plan.n_iter
     eta, l2 = info["step_size"], info["l2_reg"]
     theta = np.zeros(problem.dim)
     prev = theta
     avg = np.zeros_like(theta)
-    start = int(AVERAGE_FROM * T)
+    start = int(info.get("average_from", AVERAGE_FROM) * T)
     noise = noise_stream(rng, info["sigma"], info["clip_norm"], problem.dim, T)  # all T steps' noise, drawn ahead
     for t in steps(T):  # T data-independent steps
         point = theta + (t / (t + 3.0)) * (theta - prev)  # Nesterov's extrapolation
@@ -156,7 +181,8 @@ def noisy_agd(problem, constraint, *, epsilon, delta, rng, max_iter=None, l2_reg
     Returns
     -------
     SolverResult
-        The average of the iterates from step ``int(AVERAGE_FROM T)`` on; ``n_iter`` = T;
+        The average of the iterates from step ``int(average_from T)`` on (:func:`average_from`:
+        ``AVERAGE_FROM``, or ``SQUARED_AVERAGE_FROM`` for the squared loss); ``n_iter`` = T;
         ``info["passes"]`` = T.
 
     Raises

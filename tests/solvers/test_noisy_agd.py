@@ -13,6 +13,7 @@ from dp_sklearn import DPLogisticRegression
 from dp_sklearn._accounting import gaussian_noise_multiplier
 from dp_sklearn._exact import minimize
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
+from dp_sklearn._losses._weighted import WeightedLoss
 from dp_sklearn._sets import L2Ball, Unconstrained
 from dp_sklearn.ledger import compose_epsilon
 from dp_sklearn.solvers import SOLVERS
@@ -82,6 +83,30 @@ def test_default_rule_reads_public_values_only():
         assert agd.agd_applies(PublicProblem(500, p, 1.0, 1.0, loss), 1.0, 1e-5) is expected
     assert not agd.agd_applies(PublicProblem(500, MAX_DIM + 1, 1.0, 1.0, LogisticLoss()), np.inf, 1e-5)
     assert not agd.agd_applies(PublicProblem(500, MAX_DIM + 1, 1.0, 1.0, LogisticLoss()), 1.0, 0.0)
+
+
+def test_squared_loss_rule_is_n_over_z_at_any_dim():
+    z = gaussian_noise_multiplier(1.0, 1e-6)
+    n_min = math.ceil(agd.SQUARED_MIN_N_OVER_Z * z)
+    for p in (5, MAX_DIM + 1):
+        assert agd.agd_applies(PublicProblem(n_min, p, 1.0, 1.0, SquaredLoss()), 1.0, 1e-6)
+        assert not agd.agd_applies(PublicProblem(n_min - 1, p, 1.0, 1.0, SquaredLoss()), 1.0, 1e-6)
+    assert not agd.agd_applies(PublicProblem(10**9, 5, 1.0, 1.0, SquaredLoss()), np.inf, 1e-6)
+    assert not agd.agd_applies(PublicProblem(10**9, 5, 1.0, 1.0, SquaredLoss()), 1.0, 0.0)
+
+
+@pytest.mark.parametrize("loss, share", [(SquaredLoss(), 0.5), (LogisticLoss(), 0.9)])
+def test_released_average_starts_at_the_loss_share(loss, share):
+    """The plan carries the share; the run averages exactly the iterates from int(share T) on."""
+    assert agd.average_from(loss) == share
+    assert agd.average_from(WeightedLoss(loss, 2.0)) == share
+    prob = glm_problem(loss, n=300, p=3, seed=2)
+    plan = agd.plan_noisy_agd(prob, Unconstrained(), epsilon=1.0, delta=DELTA, max_iter=20)
+    assert plan.info["average_from"] == share
+    coef = agd.run_noisy_agd(prob, plan, np.random.default_rng(3))
+    plan.info["average_from"] = 0.95  # the last iterate only (int(0.95 * 20) = 19)
+    last = agd.run_noisy_agd(prob, plan, np.random.default_rng(3))
+    assert not np.allclose(coef, last)
 
 
 def test_logistic_default_takes_accelerated_gd_above_max_dim():
