@@ -20,13 +20,11 @@ import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
-from .. import _noise
 from dp_accounting import dp_event
 
 from .._losses import LOSSES, PROPERTIES, check_attrs
 
-__all__ = ["Plan", "PublicProblem", "SolverResult", "SolverSpec", "register", "get_solver", "SOLVERS",
-           "norm_gamma_noise"]
+__all__ = ["Plan", "PublicProblem", "SolverResult", "SolverSpec", "register", "get_solver", "SOLVERS"]
 
 
 @dataclass(frozen=True)
@@ -222,13 +220,3 @@ def get_solver(name):
         return SOLVERS[name]
     except (KeyError, TypeError):
         raise ValueError(f"solver must be one of {sorted(SOLVERS)}, got {name!r}.") from None
-
-
-def norm_gamma_noise(rng, dim, scale):
-    """Sample b in R^dim with density proportional to exp(-||b||_2 / scale).
-
-    ||b||_2 ~ Gamma(shape=dim, scale=scale) with a uniform direction (Chaudhuri,
-    Monteleoni & Sarwate, JMLR 2011, Section 3). Adding it to a query of l2
-    sensitivity ``Delta`` with ``scale = Delta / epsilon`` is epsilon-DP.
-    """
-    return _noise.norm_gamma(rng, dim, scale)

@@ -28,7 +28,9 @@ Lambda ||theta_D - theta_D'||^2 <= g(theta_D) - g(theta_D') <= (2 G / n) ||theta
 
 (the second term pays for the certified inexactness ``||theta~ - theta_D|| <= tol / Lambda`` of
 :func:`dp_sklearn._exact.minimize`, P5). The noise b has density proportional to
-exp(-||b|| / s) with s = Delta_2 / (epsilon / 2) (norm-Gamma; BST's density
+exp(-||b|| / s) with s = Delta_2 / (epsilon / 2 - ln kappa) (norm-Gamma, released snapped by
+:func:`dp_sklearn._noise.add_norm_gamma` in the box of the ball C, ln kappa <= 2^-10 epsilon / 2 the
+snapping's cost, ``docs/privacy.md`` Numeric model; BST's density
 exp(-n Delta epsilon ||b|| / (2 L)) at privacy epsilon / 2 when tol = 0: replace-one is
 BST's neighbour relation, so their constant is unchanged), theta_0 = P_C(theta~ + b)
 (post-processing) and the localized set is
@@ -66,7 +68,8 @@ from .._accounting import EpsilonDeltaDpEvent
 from .._exact import minimize
 from .._logconcave import MAX_EXACT_DIM, check_exact_dim, check_float_resolution, exact_glm_samples, loss_lipschitz
 from .._sets import L2Ball, Unconstrained, bounded_domain
-from ._base import Plan, norm_gamma_noise, register
+from ._base import Plan, register
+from .. import _noise
 
 __all__ = ["localization", "plan_localization", "default_localization_strength", "localization_radius"]
 
@@ -127,7 +130,8 @@ def plan_localization(public, constraint, *, epsilon, delta=0.0, tol=1e-8, l2_re
     lam = max(float(l2_reg or 0.0),
               default_localization_strength(public.n, public.dim, float(epsilon), G, public.loss.prior_coef_norm))
     sensitivity = 2.0 * G / (public.n * lam) + 2.0 * tol / lam
-    scale = sensitivity / eps1
+    snapping = _noise.norm_gamma_snapping(eps1, sensitivity, public.dim, R)  # theta_hat is in the ball of radius R
+    scale = snapping.scale  # sensitivity / (eps1 - snapping.loss)
     r = localization_radius(public.n, public.dim, scale)
     kappa = eps2 / (2.0 * G * 2.0 * min(r, R))
     check_float_resolution(public, kappa, R, lam, "localization")
@@ -135,7 +139,7 @@ def plan_localization(public, constraint, *, epsilon, delta=0.0, tol=1e-8, l2_re
     event = dp_event.ComposedDpEvent([EpsilonDeltaDpEvent(eps1, 0.0), EpsilonDeltaDpEvent(eps2, 0.0)])
     return Plan(event, float(epsilon), 0.0, 1, kappa, ball,
                 {"l2_reg": lam, "lipschitz": G, "sensitivity": sensitivity, "scale": scale, "radius": r,
-                 "kappa": kappa, "curvature": curvature, "tol": tol, "epsilon_localize": eps1, "epsilon_sample": eps2})
+                 "kappa": kappa, "curvature": curvature, "tol": tol, "snapping": snapping, "epsilon_localize": eps1, "epsilon_sample": eps2})
 
 
 @register("localization", plan=plan_localization, pure_dp=True, constraints=("l2",), max_dim=MAX_EXACT_DIM, requires=("bounded_value", "single_output"))
@@ -189,7 +193,7 @@ def localization(problem, constraint, *, epsilon, delta=0.0, rng, tol=1e-8, l2_r
                                  coef_radius=coef_radius)
     info, ball = plan.info, plan.constraint
     theta_hat = minimize(problem, ball, l2_reg=info["l2_reg"], tol=info["tol"])
-    theta0 = ball.project(theta_hat + norm_gamma_noise(rng, problem.dim, info["scale"]))
+    theta0 = ball.project(_noise.add_norm_gamma(rng, theta_hat, info["snapping"]))  # snapped: docs/privacy.md
     coef = exact_glm_samples(problem, rng, kappa=info["kappa"], l2_reg=info["l2_reg"], curvature=info["curvature"],
                              radius=ball.l2_radius(), center=theta0, local_radius=info["radius"])[0]
     return plan.result(coef)

@@ -161,7 +161,9 @@ def plan_objective_perturbation(public, constraint, *, epsilon, delta, tol=1e-8,
         z2 = gaussian_noise_multiplier(eps2, delta2)
         amp_event, amp_scale = dp_event.GaussianDpEvent(z2), z2 * amp_sens
     else:
-        amp_event, amp_scale = EpsilonDeltaDpEvent(float(eps2), 0.0), amp_sens / eps2
+        # exact per-coordinate discrete Laplace on the l1 sensitivity sqrt(d) amp_sens (docs/privacy.md,
+        # Numeric model): no snapping box is needed for a minimizer that has no public bound
+        amp_event, amp_scale = EpsilonDeltaDpEvent(float(eps2), 0.0), math.sqrt(dim) * amp_sens / eps2
     event = dp_event.ComposedDpEvent([EpsilonDeltaDpEvent(float(eps1), float(delta1)), amp_event])
     return Plan(event, float(epsilon), float(delta), 1, sigma, constraint,
                 {"Delta": big_delta, "zeta": zeta, "l2_reg": lam_total, "amp_sensitivity": amp_sens,
@@ -177,7 +179,7 @@ def run_objective_perturbation(problem, plan, rng):
     if info["gaussian"]:
         coef = _noise.add_gaussian(rng, theta, info["amp_scale"], info["amp_sensitivity"])
     else:
-        coef = theta + _noise.norm_gamma(rng, dim, info["amp_scale"])
+        coef = _noise.add_laplace(rng, theta, info["amp_scale"], math.sqrt(dim) * info["amp_sensitivity"], norm=1)
     if isinstance(constraint, L2Ball):
         coef = constraint.project(coef)  # post-processing
     return coef
@@ -200,7 +202,9 @@ def objective_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8
         ``accounting="paper"`` (Theorem 3.8) half of that epsilon to the Jacobian (Delta >= 2 lambda rank / eps1), half to the density of b
         (norm-Gamma when delta == 0; Gaussian with sigma = 2 zeta sqrt(8 log(2/delta1) + 4 eps1) / eps1,
         Theorem 3.8 with 2 zeta for replace-one neighbours). The rest pays for a
-        gradient-norm tolerance ``tol`` with output noise of sensitivity 2 tol / Lambda.
+        gradient-norm tolerance ``tol`` with output noise of sensitivity 2 tol / Lambda (Gaussian;
+        with ``delta = 0`` exact discrete Laplace per coordinate on the l1 sensitivity
+        ``sqrt(dim) 2 tol / Lambda``).
     rng : numpy.random.Generator
         Source of the noise.
     tol : float, default=1e-8

@@ -57,11 +57,16 @@ def plan_output_perturbation(public, constraint, *, epsilon, delta, tol=1e-8, l2
     if delta > 0:
         z = gaussian_noise_multiplier(epsilon, delta)
         event, noise, scale = dp_event.GaussianDpEvent(z), z, z * sensitivity
+        snapping = None
     else:
-        event, noise, scale = EpsilonDeltaDpEvent(float(epsilon), 0.0), 1.0 / epsilon, sensitivity / epsilon
+        # ||theta|| <= sqrt(2 F(0) / Lambda) + tol / Lambda: the public box of the snapped release
+        bound = math.sqrt(2.0 * public.loss.value_at_zero / lam) + tol / lam
+        snapping = _noise.norm_gamma_snapping(epsilon, sensitivity, public.dim, bound)
+        scale = snapping.scale  # sensitivity / (epsilon - snapping.loss)
+        event, noise = EpsilonDeltaDpEvent(float(epsilon), 0.0), scale / sensitivity
     return Plan(event, float(epsilon), float(delta), 1, noise, constraint,
                 {"sensitivity": sensitivity, "l2_reg": lam, "lipschitz": G, "scale": scale, "gaussian": delta > 0,
-                 "tol": tol})
+                 "tol": tol, "snapping": snapping})
 
 
 @register("output_perturbation", plan=plan_output_perturbation, pure_dp=True, constraints=("none",), requires=("value_at_zero",))
@@ -69,7 +74,11 @@ def output_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l
     """Release argmin F + noise with l2 sensitivity 2G/(n Lambda) + 2 tol/Lambda.
 
     Gaussian noise (analytic Gaussian, Balle & Wang 2018) when delta > 0,
-    norm-Gamma noise with density exp(-epsilon ||b|| / Delta) when delta == 0.
+    norm-Gamma noise with density exp(-||b|| / s) when delta == 0, released snapped
+    (:func:`dp_sklearn._noise.add_norm_gamma`: clipped to the public box
+    ``||theta|| <= sqrt(2 F(0) / Lambda) + tol / Lambda``, rounded to a public grid) with
+    ``s = Delta / (epsilon - ln kappa)``, ``ln kappa <= epsilon 2^-10`` the snapping's cost
+    (Mironov, CCS 2012; ``docs/privacy.md``, Numeric model).
     The strong convexity is Lambda = max(l2_reg, :func:`default_strong_convexity`): the
     user's ridge strength, raised to the data-independent level the noise calls for.
 
@@ -102,5 +111,5 @@ def output_perturbation(problem, constraint, *, epsilon, delta, rng, tol=1e-8, l
     if info["gaussian"]:
         coef = _noise.add_gaussian(rng, theta, info["scale"], info["sensitivity"])
     else:
-        coef = theta + _noise.norm_gamma(rng, theta.size, info["scale"])
+        coef = _noise.add_norm_gamma(rng, theta, info["snapping"])
     return plan.result(coef)

@@ -41,7 +41,12 @@ def test_calibration_closed_form():
     # Algorithm 3 at epsilon/2, replace-one: Delta_2 = 2 G / (n Lambda) + 2 tol / Lambda, G = x_norm = 1.
     assert info["l2_reg"] == lam and info["lipschitz"] == 1.0
     assert info["sensitivity"] == pytest.approx(2 / (n * lam) + 2e-8 / lam, rel=1e-12)
-    assert info["scale"] == pytest.approx(info["sensitivity"] / (EPS / 2), rel=1e-12)
+    # the snapped release (docs/privacy.md, Numeric model): s = Delta_2 / (eps/2 - ln kappa), ln kappa <= 2^-10 eps/2
+    snap = info["snapping"]
+    assert snap.bound == R and snap.loss <= (EPS / 2) * 2.0**-10
+    assert snap.loss == pytest.approx(math.log((snap.grid + 2 * snap.eta) / (snap.grid - 2 * snap.eta))
+                                      + 2 * snap.eta / (info["sensitivity"] / (EPS / 2)), rel=1e-9)
+    assert info["scale"] == pytest.approx(info["sensitivity"] / (EPS / 2 - snap.loss), rel=1e-11)
     # r = 3 ln(n) p s (BST Algorithm 3 step 4 with zeta = 3 log n), kappa = (eps/2) / (2 G 2 min(r, R)).
     assert info["radius"] == pytest.approx(3 * math.log(n) * 1 * info["scale"], rel=1e-12)
     assert info["radius"] < R
