@@ -614,8 +614,9 @@ def norm_gamma_snapping(epsilon, sensitivity, dim, bound):
     ``Delta / s + ln kappa`` with ``ln kappa = d ln((Lambda + 2 eta) / (Lambda - 2 eta)) + 2 eta sqrt(d) / s``
     (``eta`` of :func:`_ng_eta` bounds the float error where it can move the release; proof in
     ``docs/privacy.md``, Numeric model). The grid starts at :func:`grid` of ``sensitivity / epsilon``
-    and doubles until ``ln kappa <= epsilon 2^-NG_LOSS_BITS``; the scale is then
-    ``Delta / (epsilon - ln kappa)``.
+    and doubles until ``ln kappa <= epsilon 2^-NG_LOSS_BITS`` (or, if no grid up to ``4 B``
+    reaches it, the grid of the smallest ``ln kappa``, at most ``epsilon / 4``); the scale
+    is then ``Delta / (epsilon - ln kappa)``.
 
     Parameters
     ----------
@@ -637,9 +638,9 @@ def norm_gamma_snapping(epsilon, sensitivity, dim, bound):
     Raises
     ------
     ValueError
-        If an argument is not a finite positive number, or if no grid of at most ``B``
-        keeps the snapping's cost below ``epsilon 2^-NG_LOSS_BITS`` (epsilon below
-        about ``2^-29 d``).
+        If an argument is not a finite positive number, or if no grid keeps the
+        snapping's cost below ``epsilon / 4`` (``B / s`` near ``2^40 / sqrt(d)``, or
+        epsilon below about ``2^-37 d``).
     """
     epsilon, sensitivity, bound, dim = float(epsilon), float(sensitivity), float(bound), int(dim)
     for name, v in (("epsilon", epsilon), ("sensitivity", sensitivity), ("bound", bound)):
@@ -648,19 +649,23 @@ def norm_gamma_snapping(epsilon, sensitivity, dim, bound):
     if not 2.0**-1000 < bound < 2.0**1000:
         raise ValueError(f"bound must be within 2^-1000 and 2^1000, got {bound!r}.")
     s0 = sensitivity / epsilon
-    u = grid(s0)
-    for _ in range(4000):
+    u, best = grid(s0), None
+    while u <= 4.0 * bound or best is None:
         box = math.ceil(bound / u) * u
         eta = _ng_eta(box, u)
         if box / u <= 2.0**50 and 2.0 * eta < u:
             loss = _ng_loss(dim, u, eta, s0)
+            if best is None or loss < best[0]:
+                best = (loss, u, box, eta)
             if loss <= epsilon * 2.0**-NG_LOSS_BITS:
-                scale = sensitivity / (epsilon - loss) * (1.0 + _MARGIN)
-                return NormGammaSnapping(scale, u, box, eta, loss, dim)
-        if u > 4.0 * bound:
-            break
+                break
         u *= 2.0
-    raise ValueError(f"epsilon={epsilon!r} is too small for a snapped norm-Gamma release in dimension {dim}.")
+    loss, u, box, eta = best
+    if loss > epsilon / 4.0:  # the coupling's 2 eta shift alone costs too much: B / s near 2^40 / sqrt(d)
+        raise ValueError(f"epsilon={epsilon!r} is too small for a snapped norm-Gamma release of dimension {dim} "
+                         f"in a box of half-width {bound!r} (sensitivity {sensitivity!r}).")
+    scale = sensitivity / (epsilon - loss) * (1.0 + _MARGIN)
+    return NormGammaSnapping(scale, u, box, eta, loss, dim)
 
 
 def add_norm_gamma(rng, value, snapping):

@@ -257,6 +257,176 @@ def test_quantile_release_is_on_the_public_grid():
     assert np.array_equal(out / gamma, np.rint(out / gamma))
 
 
+# ---------------------------------------- the norm-Gamma: coupled sampler and snapping
+from scipy import stats  # noqa: E402
+
+
+@pytest.mark.parametrize("dim", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow),
+                                 pytest.param(3, marks=pytest.mark.slow), 6])
+def test_norm_gamma_radius_and_direction(dim):
+    rng = np.random.default_rng(30 + dim)
+    b = np.array([_noise.norm_gamma(rng, dim, 2.5) for _ in range(20_000)])
+    r = np.linalg.norm(b, axis=1)
+    assert stats.kstest(r, stats.gamma(dim, scale=2.5).cdf).pvalue > 1e-3  # ||b|| ~ Gamma(d, s)
+    assert not stats.kstest(r, stats.gamma(dim, scale=2.5 * 1.05).cdf).pvalue > 1e-3  # the test can fail
+    u = b / r[:, None]
+    if dim == 1:
+        assert abs(np.mean(u[:, 0] > 0) - 0.5) < 5 * 0.5 / math.sqrt(r.size)
+    else:  # the first coordinate of a uniform direction: (u_1 + 1) / 2 ~ Beta((d-1)/2, (d-1)/2)
+        beta = stats.beta((dim - 1) / 2, (dim - 1) / 2)
+        for j in range(dim):
+            assert stats.kstest((u[:, j] + 1) / 2, beta.cdf).pvalue > 1e-3, j
+
+
+class _IntegersOnly(np.random.Generator):
+    """A Generator that fails on every draw other than ``integers``."""
+
+    def __getattribute__(self, name):
+        if name in FLOAT_NOISE | {"random", "uniform", "choice", "standard_t"}:
+            raise AssertionError(f"float draw {name}")
+        return super().__getattribute__(name)
+
+
+def test_norm_gamma_draws_only_integers():
+    b = _noise.norm_gamma(_IntegersOnly(np.random.PCG64(0)), 5, 1.0)
+    assert b.shape == (5,) and np.all(np.isfinite(b))
+
+
+def _reference_norm_gamma(rng, dim, scale, mp):
+    """The exact construction of :func:`_noise.norm_gamma` in 60-digit arithmetic, from the same integers.
+
+    The uniforms' unknown low bits are set to the middle of their cells (any point is an
+    exact draw of the coupling); returns the exact b and the width of the cells' effect.
+    """
+    def half_uniform(n):
+        x, k = _noise._half_uniform(rng, n)
+        return [mp.ldexp(mp.mpf(float(x[i])) + mp.mpf(2) ** -55, -int(k[i])) for i in range(n)]
+
+    def exps(n):
+        w = half_uniform(n)
+        upper = _discrete._bits(rng, n)
+        return [-mp.log(1 - w[i]) if upper[i] else -mp.log(w[i]) for i in range(n)]
+
+    def sins(n):
+        return [mp.sin(mp.pi * w) for w in half_uniform(n)]
+
+    m = (dim + 1) // 2
+    ge, sg = exps(dim), sins(dim)
+    qe = exps(m + (dim + 1) % 2)
+    terms = [2 * e for e in qe]
+    if (dim + 1) % 2:
+        terms[-1] = terms[-1] * sins(1)[0] ** 2
+    q = mp.fsum(terms)
+    sign = _discrete._bits(rng, dim)
+    return [(-1 if sign[i] else 1) * scale * mp.sqrt(2 * q * ge[i]) * sg[i] for i in range(dim)]
+
+
+@pytest.mark.parametrize("dim", [1, 2, 5])
+def test_norm_gamma_is_within_its_relative_bound_of_the_exact_draw(dim, monkeypatch):
+    import mpmath
+    mpmath.mp.dps = 60
+    worst = 0.0
+    for seed in range(60):
+        got = _noise.norm_gamma(np.random.default_rng(seed), dim, 0.75)
+        ref = _reference_norm_gamma(np.random.default_rng(seed), dim, 0.75, mpmath.mp)
+        for g, e in zip(got, ref):
+            worst = max(worst, float(abs(mpmath.mpf(float(g)) - e) / abs(e)))
+    # the cells of the uniforms (relative 2^-52) and the float steps: far inside NG_REL = 2^-42
+    assert worst < _noise.NG_REL / 8, worst
+    assert worst > 0.0  # a float computation, not the exact one
+
+
+def test_norm_gamma_tiny_uniforms_keep_their_relative_precision():
+    # all-zero words: k = 52 + ... leading zeros, W about 2^-200: the series branches, no underflow
+    class Zeros(np.random.Generator):
+        calls = 0
+
+        def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+            Zeros.calls += 1
+            return np.zeros(size, dtype=dtype) if Zeros.calls <= 4 else super().integers(low, high, size, dtype)
+
+    mant, shift = _noise._exp_parts(Zeros(np.random.PCG64(1)), 3)
+    assert np.all(shift >= 104) or np.all(mant > 0.0)
+    assert np.all(np.isfinite(mant)) and np.all(mant > 0.0)
+
+
+def test_snapping_plan_closed_form():
+    eps, sens, dim, bound = 0.5, 0.003, 7, 2.3
+    snap = _noise.norm_gamma_snapping(eps, sens, dim, bound)
+    u, B, eta = snap.grid, snap.bound, snap.eta
+    assert math.frexp(u)[0] == 0.5 and B / u == math.ceil(bound / u) and B >= bound  # public power-of-two grid
+    assert u >= _noise.grid(sens / eps)
+    # eta = (2^-42 (2B + u) + 2^-52 (B + u)) (1 + 2^-20) + 2^-1060 (docs/privacy.md, Numeric model)
+    assert eta == pytest.approx((2.0**-42 * (2 * B + u) + 2.0**-52 * (B + u)) * (1 + 2.0**-20), rel=1e-12)
+    loss = dim * math.log((u + 2 * eta) / (u - 2 * eta)) + 2 * eta * math.sqrt(dim) / (sens / eps)
+    assert snap.loss == pytest.approx(loss, rel=1e-9) and snap.loss >= loss
+    assert snap.loss <= eps * 2.0**-10
+    assert snap.scale == pytest.approx(sens / (eps - snap.loss), rel=1e-11)
+    assert sens / snap.scale + snap.loss <= eps  # the planned epsilon holds
+    assert u < _noise.norm_gamma_snapping(eps, sens, dim, 2.0**12 * bound).grid  # a wider box, a coarser grid
+    wide = _noise.norm_gamma_snapping(eps, sens, dim, 2.0**20 * bound)  # 2 eta sqrt(d) / s alone exceeds eps 2^-10
+    assert eps * 2.0**-10 < wide.loss <= eps / 4 and wide.scale == pytest.approx(sens / (eps - wide.loss))
+    with pytest.raises(ValueError, match="bound"):
+        _noise.norm_gamma_snapping(eps, sens, dim, 0.0)
+    with pytest.raises(ValueError, match="too small"):
+        _noise.norm_gamma_snapping(eps, sens, dim, 2.0**30 * bound)
+
+
+def test_snapped_release_on_grid_within_box():
+    snap = _noise.norm_gamma_snapping(1.0, 0.5, 3, 1.0)
+    rng = np.random.default_rng(40)
+    value = np.array([0.2, -0.9, 5.0])  # the last is clipped to the box first
+    out = np.array([_noise.add_norm_gamma(rng, value, snap) for _ in range(3000)])
+    assert np.array_equal(out / snap.grid, np.rint(out / snap.grid))
+    assert np.abs(out).max() == snap.bound == 1.0  # clipped: the box's faces are reached
+    inner = _noise.norm_gamma_snapping(1.0, 0.01, 3, 1.0)
+    small = np.array([_noise.add_norm_gamma(rng, value, inner) for _ in range(3000)])
+    assert np.allclose(np.median(small, axis=0), [0.2, -0.9, 1.0], atol=0.01)
+    with pytest.raises(ValueError, match="planned for 3"):
+        _noise.add_norm_gamma(rng, np.zeros(2), snap)
+
+
+# Mironov's attack on the norm-Gamma (d = 1): the float path releases theta + b in float64. On D
+# (theta = 0) an output in (0, 1/2) is b itself, whose low bits are free; on D' (theta = 1) it is
+# 1 + b for b in (-1, -1/2], exact (Sterbenz), so a multiple of 2^-53. An output in (0, 1/2) that
+# is not a multiple of 2^-53 is impossible on D'.
+def _old_norm_gamma(X, y, rng):
+    u = rng.standard_normal(1)
+    u /= np.linalg.norm(u)
+    return X.sum(axis=0) + rng.gamma(shape=1, scale=SCALE) * u  # the float path before the snapping
+
+
+_SNAP = _noise.norm_gamma_snapping(1.0, 1.0, 1, 4.0)
+
+
+def _new_norm_gamma(X, y, rng):
+    return _noise.add_norm_gamma(rng, X.sum(axis=0), _SNAP)
+
+
+def _low_bits(out):
+    y = out[:, 0]
+    return ((y > 0) & (y < 0.5) & (y / 2.0**-53 != np.rint(y / 2.0**-53))).astype(float)
+
+
+def test_mironov_attack_breaks_float_norm_gamma_and_finds_nothing_snapped():
+    old = audit_epsilon(_old_norm_gamma, D, D_PRIME, n_samples=2000, random_state=0, statistic=_low_bits)
+    assert old.epsilon_lower > 1.0  # the float norm-Gamma violates its epsilon = 1
+    new = audit_epsilon(_new_norm_gamma, D, D_PRIME, n_samples=2000, random_state=0, statistic=_low_bits)
+    assert new.epsilon_lower == 0.0
+    # the snapped outputs are grid points reachable from both: the reachability statistic finds nothing
+    reach = lambda out: (np.abs(out[:, 0]) > _SNAP.bound).astype(float)  # noqa: E731
+    assert audit_epsilon(_new_norm_gamma, D, D_PRIME, n_samples=400, random_state=1, statistic=reach).epsilon_lower == 0.0
+
+
+def test_audit_snapped_norm_gamma_with_negative_control():
+    ok = audit_epsilon(_new_norm_gamma, D, D_PRIME, n_samples=3000, random_state=3)
+    assert ok.epsilon_lower <= 1.0
+    loud_snap = _noise.norm_gamma_snapping(10.0, 1.0, 1, 4.0)  # a tenth of the noise
+    loud = audit_epsilon(lambda X, y, rng: _noise.add_norm_gamma(rng, X.sum(axis=0), loud_snap), D, D_PRIME,
+                         n_samples=3000, random_state=3)
+    assert loud.epsilon_lower > 1.0
+
+
 # ---------------------------------------------- every release draws from the layer
 FLOAT_NOISE = {"normal", "laplace", "gamma", "gumbel", "standard_normal", "standard_gamma", "exponential",
                "standard_exponential"}
