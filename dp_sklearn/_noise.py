@@ -581,7 +581,7 @@ class NormGammaSnapping(tuple):
     """The public parameters of :func:`add_norm_gamma` (see :func:`norm_gamma_snapping`)."""
 
     __slots__ = ()
-    _fields = ("scale", "grid", "bound", "eta", "loss", "dim")
+    _fields = ("scale", "grid", "bound", "eta", "loss", "dim", "epsilon")
 
     def __new__(cls, *values):
         return tuple.__new__(cls, values)
@@ -592,6 +592,7 @@ class NormGammaSnapping(tuple):
     eta = property(lambda self: self[3], doc="the coupling's largest coordinate error on the box")
     loss = property(lambda self: self[4], doc="ln kappa: what the snapping may cost, in nats")
     dim = property(lambda self: self[5], doc="the dimension d")
+    epsilon = property(lambda self: self[6], doc="the planned epsilon: sensitivity / scale + loss <= epsilon")
 
 
 def _ng_eta(bound, u):
@@ -635,7 +636,7 @@ def norm_gamma_snapping(epsilon, sensitivity, dim, bound):
     Returns
     -------
     NormGammaSnapping
-        ``(scale, grid, bound, eta, loss, dim)``: ``bound`` is ``B`` rounded up to the grid.
+        ``(scale, grid, bound, eta, loss, dim, epsilon)``: ``bound`` is ``B`` rounded up to the grid.
 
     Raises
     ------
@@ -667,7 +668,7 @@ def norm_gamma_snapping(epsilon, sensitivity, dim, bound):
         raise ValueError(f"epsilon={epsilon!r} is too small for a snapped norm-Gamma release of dimension {dim} "
                          f"in a box of half-width {bound!r} (sensitivity {sensitivity!r}).")
     scale = sensitivity / (epsilon - loss) * (1.0 + _MARGIN)
-    return NormGammaSnapping(scale, u, box, eta, loss, dim)
+    return NormGammaSnapping(scale, u, box, eta, loss, dim, epsilon)
 
 
 def add_norm_gamma(rng, value, snapping):

@@ -188,3 +188,18 @@ def test_utility_diabetes_beats_paper(diabetes):
 
     tight, paper = r2("tight"), r2("paper")
     assert tight > paper + 0.03, (tight, paper)
+
+
+def test_pure_output_noise_is_exact_discrete_laplace():
+    # delta = 0: the tolerance's output noise is a discrete Laplace per coordinate on the l1 sensitivity
+    # sqrt(d) 2 tol / Lambda (exact, on its grid) instead of a float norm-Gamma.
+    plan = _plan("paper", delta=0.0)
+    info = plan.info
+    dim = 5
+    eps2 = op_mod.AMP_SHARE * EPS
+    assert info["amp_scale"] == pytest.approx(math.sqrt(dim) * info["amp_sensitivity"] / eps2)
+    prob = glm_problem(LogisticLoss())
+    coef = op_mod.run_objective_perturbation(prob, plan, np.random.default_rng(0))
+    from dp_sklearn._noise import grid_scale
+    gamma = grid_scale(info["amp_scale"], math.sqrt(dim) * info["amp_sensitivity"], dim, norm=1)[0]
+    assert np.array_equal(coef / gamma, np.rint(coef / gamma))

@@ -57,3 +57,19 @@ CASES = [
 @pytest.mark.parametrize("name, kind, factory, delta, patch", CASES, ids=[c[0] for c in CASES])
 def test_audit_and_negative_control(name, kind, factory, delta, patch, monkeypatch):
     estimator_audit(name, kind, factory, delta, patch, monkeypatch)
+
+
+def test_pure_release_is_snapped_and_calibrated():
+    # delta = 0: the snapped norm-Gamma (docs/privacy.md, Numeric model): s = Delta / (epsilon - ln kappa),
+    # a public box ||theta|| <= sqrt(2 F(0) / Lambda) + tol / Lambda and a power-of-two grid.
+    prob = glm_problem(LogisticLoss())
+    res = get_solver("output_perturbation").func(prob, Unconstrained(), epsilon=1.0, delta=0.0,
+                                                 rng=np.random.default_rng(0), tol=1e-9, l2_reg=0.0)
+    info, snap = res.info, res.info["snapping"]
+    lam = info["l2_reg"]
+    assert snap.bound >= math.sqrt(2 * math.log(2) / lam) + 1e-9 / lam > snap.bound - snap.grid
+    assert snap.loss <= 2.0**-10 and snap.dim == prob.dim and snap.epsilon == 1.0
+    assert info["scale"] == snap.scale == pytest.approx(info["sensitivity"] / (1.0 - snap.loss), rel=1e-11)
+    assert info["sensitivity"] / info["scale"] + snap.loss <= 1.0
+    coef = np.ravel(res.coef)
+    assert np.array_equal(coef / snap.grid, np.rint(coef / snap.grid)) and np.abs(coef).max() <= snap.bound
