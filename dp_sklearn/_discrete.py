@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -47,6 +48,49 @@ def _bernoulli_exp_py(rng, num, den):
 
 
 _W = 2**62
+
+#: Bit generators whose ``random_raw`` is the 64-bit word ``Generator.integers`` consumes
+#: (not MT19937, whose raw output has 32 bits); tests/test_discrete.py checks the identities.
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
+
+
+def _raw_ok(rng):
+    return type(rng) is np.random.Generator and type(rng.bit_generator) in _RAW64 and sys.byteorder == "little"
+
+
+def _words62(rng, n):
+    """``rng.integers(0, 2**62, size=n, dtype=int64)``: the same values and generator state.
+
+    For a power-of-two range NumPy's bounded integers (Lemire's method) keep the top bits of one
+    64-bit word per value and never reject, so with a plain ``Generator`` of a 64-bit bit
+    generator this is ``random_raw(n) >> 2``, without the 128-bit products.
+    """
+    if not _raw_ok(rng):
+        return rng.integers(0, _W, size=n, dtype=_I64)
+    w = rng.bit_generator.random_raw(n)
+    w >>= np.uint64(2)
+    return w.view(_I64)
+
+
+def _words32(rng, n):
+    """``rng.integers(0, 2**32, size=n)`` as uint32 (int64 for other generators): the same values and state.
+
+    NumPy serves a 32-bit range from ``next_uint32``, the low then the high half of a 64-bit
+    word, with a half-word buffered in the bit generator's state between calls
+    (``has_uint32``); the words between are ``random_raw`` read as pairs of uint32.
+    """
+    if not _raw_ok(rng) or n < 3:
+        return rng.integers(0, 2**32, size=n, dtype=_I64)
+    out = np.empty(n, dtype=np.uint32)
+    i = 0
+    if rng.bit_generator.state["has_uint32"]:
+        out[0] = rng.integers(0, 2**32)  # the buffered half
+        i = 1
+    k = (n - i) // 2
+    out[i:i + 2 * k] = rng.bit_generator.random_raw(k).view(np.uint32)  # little-endian: low half first
+    if i + 2 * k < n:
+        out[n - 1] = rng.integers(0, 2**32)  # a new word: its low half here, its high half buffered
+    return out
 
 #: Relative error allowed, times (1 + x), for float64 ``exp(-x)`` of a float64 x = num / den
 #: in :func:`_scaled_exp`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
@@ -96,16 +140,29 @@ def _scaled_exp(x, upper):
     safe direction only: round-to-nearest is monotone and the bound is representable, so
     ``fl(w) < lo`` implies ``w < lo`` and ``fl(w) > hi`` implies ``w > hi``.
     """
-    c = _EXP_MARGIN * _W
-    f = x * (c if upper else -c)
-    f += _W + c if upper else _W - c  # 2**62 (1 +- m)
-    np.negative(x, out=x)
-    np.exp(x, out=x)
-    x *= f
-    if upper:  # 2**62 exp(-x) > 0 always: at least 1, also where exp(-x) underflows to 0 (x > ~745)
-        np.ceil(x, out=x)
-        return np.maximum(x, 1.0, out=x)
-    return np.floor(x, out=x)
+    e = np.negative(x)
+    np.exp(e, out=e)
+    return _exp_bound(x, e, upper, out=x)
+
+
+def _exp_bound(x, e, upper, out=None, factor=1.0, scale=1.0):
+    """The bound of :func:`_scaled_exp` from ``e = fl(exp(-x))`` (computed once for both bounds).
+
+    ``floor(e * fl(2**62 (1 - m)))`` or ``ceil(e * fl(2**62 (1 + m)))`` with ``m = factor *
+    _EXP_MARGIN (1 + x)``, times the float ``scale`` folded into the factor (one rounding more,
+    covered by ``factor``; see :func:`_geometric`); ``x`` and ``e`` are not modified.
+    """
+    c = factor * _EXP_MARGIN * _W
+    if upper:
+        f = np.multiply(x, c * scale, out=out)
+        f += (_W + c) * scale  # 2**62 (1 + m) scale
+        f *= e
+        np.ceil(f, out=f)  # 2**62 exp(-x) > 0 always: at least 1, also where exp(-x) underflows to 0 (x > ~745)
+        return np.maximum(f, 1.0, out=f)
+    f = np.multiply(x, -c * scale, out=out)
+    f += (_W - c) * scale  # 2**62 (1 - m) scale
+    f *= e
+    return np.floor(f, out=f)
 
 
 def _bernoulli_exp(rng, num, den):
@@ -126,16 +183,27 @@ def _bernoulli_exp_float(rng, x, exact):
     """Bernoulli(exp(-x_i)) for x_i = num_i / den_i, given x as float64 (relative error at most
     ``3 * 2**-53``, the numeric model of :data:`_EXP_MARGIN`) and ``exact(i)`` -> (num_i, den_i)
     as Python ints for the undecided entries (see :func:`_bernoulli_exp`). ``x`` is overwritten.
+
+    One ``exp`` per entry and one bound: with ``lo = floor(2**62 exp(-x) (1 - m)) - 2**30``
+    (:func:`_exp_bound`) and ``d = fl(wf - lo)`` (``wf = 2**30 w``), ``u < exp(-x)`` when
+    ``d <= 0`` (the sign of a difference survives rounding: ``wf + 2**30 <= lo + 2**30``), and
+    the entry is left to the exact path when ``0 < d < width``; ``width = 2**31 + 2.0001 c``
+    (``c = 2**62 _EXP_MARGIN``) exceeds ``hi - lo`` for the upper bound ``hi = ceil(2**62
+    exp(-x) (1 + m))`` (``hi - lo <= 2**30 + 2 + 2 c (1 + x) e**-x`` plus roundings below
+    ``2**13``, and ``(1 + x) e**-x <= 1``), so every entry decided ``u >= exp(-x)`` has
+    ``fl(wf) >= hi`` (``width`` is a float: ``fl(d) >= width`` implies ``d >= width``).
     """
-    w = rng.integers(0, 2**32, size=x.shape, dtype=_I64)  # the first 32 bits of u; more on demand
-    wf = w.astype(np.float64)
+    w = _words32(rng, x.size)  # the first 32 bits of u; more on demand
+    wf = w.astype(np.float64).reshape(x.shape)
     wf *= 2.0**30  # u in [wf, wf + 2**30) / 2**62, exact in float64
-    hi = _scaled_exp(x.copy(), upper=True)
-    lo = _scaled_exp(x, upper=False)
+    e = np.negative(x)
+    np.exp(e, out=e)
+    lo = _exp_bound(x, e, upper=False, out=x)
     lo -= 2.0**30  # exact: an integer-valued float64 below 2**63
-    out = wf <= lo  # wf + 2**30 <= lo: u < exp(-x)
-    undecided = ~out
-    undecided &= wf < hi  # not (wf >= hi): u >= exp(-x) is not shown
+    d = np.subtract(wf, lo, out=wf)
+    out = np.less_equal(d, 0.0)  # wf + 2**30 <= lo: u < exp(-x)
+    undecided = np.greater(d, 0.0)
+    undecided &= np.less(d, 2.0**31 + 2.0001 * _EXP_MARGIN * _W)  # not shown u >= exp(-x)
     for i in np.flatnonzero(undecided):  # probability about 2**-31 exp(-x): exact
         out.flat[i] = _LazyUniform(rng, w.flat[i], 32).below_exp(*exact(i))
     return out
@@ -161,17 +229,28 @@ def _geometric_exact(u, t, guess):
     return lo
 
 
+#: The upper bound of exp(-(g+1)/t) in :func:`_geometric` is exp(-g/t) times exp(-1/t): two
+#: more roundings and the error of the scalar exp, covered by this factor on the margin.
+_NEXT_FACTOR = 4.0
+
+
 def _geometric(rng, t, n):
     """n draws of G with P(G >= g) = exp(-g/t), by inversion of a lazily drawn uniform, exact.
 
     G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits w of u, kept when
-    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_scaled_exp`, the enclosure of
+    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_exp_bound`, the enclosure of
     :data:`_EXP_MARGIN`) show that u lies between them; otherwise (probability about
-    2**-44 x t) decided exactly by :func:`_geometric_exact`. Returned as integer-valued
-    float64, exact below 2**53 (G >= 2**53 has probability exp(-2**53 / t), below
-    exp(-2**31) for the scales of this package).
+    2**-42 x t) decided exactly by :func:`_geometric_exact`. One ``exp`` per draw:
+    exp(-(g+1)/t) is bounded above by ``e q`` with ``e = fl(exp(-g/t))``, ``q =
+    fl(exp(-1/t))``, with the margin :data:`_NEXT_FACTOR` ``* _EXP_MARGIN (1 + g/t)``
+    (``e`` and ``q`` are each within ``2**-45 (1 + x)`` of their values and the two
+    products round twice more: ``4 * 2**-45`` covers it). Which draws take the exact path
+    does not change the result (nor the random words drawn: the exact path draws more
+    bits only where u's 62-bit cell meets exp(-g/t), where no enclosure decides).
+    Returned as integer-valued float64, exact below 2**53 (G >= 2**53 has probability
+    exp(-2**53 / t), below exp(-2**31) for the scales of this package).
     """
-    w = rng.integers(0, _W, size=n, dtype=_I64)
+    w = _words62(rng, n)
     wf = w.astype(np.float64)
     g = wf + 0.5
     g *= 2.0**-62
@@ -179,27 +258,41 @@ def _geometric(rng, t, n):
     g *= -float(t)
     np.floor(g, out=g)
     np.maximum(g, 0.0, out=g)
-    lo_a = _scaled_exp(g / t, upper=False)  # u < exp(-g/t) when w + 1 <= lo_a
-    x = g + 1.0
-    x /= t
-    hi_b = _scaled_exp(x, upper=True)  # u >= exp(-(g+1)/t) when w > hi_b
-    ok = wf < lo_a
-    ok &= wf > hi_b
+    x = g / t
+    e = np.negative(x)
+    np.exp(e, out=e)
+    lo_a = _exp_bound(x, e, upper=False)  # u < exp(-g/t) when w + 1 <= lo_a
+    ok = np.less(wf, lo_a)
+    # an upper bound of 2**62 exp(-(g+1)/t): fl(e * fl(x a + b)) with a = 2**62 q 4 M and
+    # b = 2**62 q (1 + 4 M (1 + 1/t)), q = exp(-1/t), M = _EXP_MARGIN (no ceiling needed:
+    # fl(w) > hi implies w > hi for a float hi, round-to-nearest being monotone)
+    c, q = _NEXT_FACTOR * _EXP_MARGIN * _W, math.exp(-1.0 / t)
+    hi_b = np.multiply(x, c * q, out=lo_a)
+    hi_b += (_W + c + c / t) * q
+    hi_b *= e
+    ok &= np.greater(wf, hi_b)  # u >= w / 2**62 > exp(-(g+1)/t)
     for i in np.flatnonzero(~ok):
         g[i] = _geometric_exact(_LazyUniform(rng, w[i], 62), t, g[i])
     return g
 
 
 def _bits(rng, n):
-    """n independent fair bits (bool), 62 from each drawn word."""
-    words = rng.integers(0, _W, size=-(-n // 62), dtype=_I64)
-    return ((words[:, None] >> np.arange(62, dtype=_I64)) & 1).astype(bool).ravel()[:n]
+    """n independent fair bits (bool), 62 from each drawn word (bit j of a word is draw 62 i + j)."""
+    words = _words62(rng, -(-n // 62))
+    return np.unpackbits(words.view(np.uint8), bitorder="little").reshape(-1, 64)[:, :62].ravel()[:n].view(bool)
 
 
 def _signed(rng, mag):
-    """Attach independent uniform signs to magnitudes (a float64 array, overwritten); int64."""
-    np.negative(mag, out=mag, where=_bits(rng, mag.size))
-    return mag.astype(_I64)
+    """Attach independent uniform signs to magnitudes (a float64 array of integers, overwritten).
+
+    The sign is written into the float's sign bit; ``+ 0.0`` turns -0.0 into 0.0.
+    """
+    neg = _bits(rng, mag.size).astype(np.uint64)
+    neg <<= np.uint64(63)
+    bits = mag.view(np.uint64)
+    bits ^= neg
+    mag += 0.0
+    return mag
 
 
 def _halve_zeros(rng, g, keep):
@@ -210,7 +303,12 @@ def _halve_zeros(rng, g, keep):
     return keep
 
 
-def discrete_laplace(rng, t, size):
+def _as(k, dtype):
+    """Integer-valued float64 ``k`` as ``dtype`` (int64 by default; float64 as it is)."""
+    return k if np.dtype(dtype) == np.float64 else k.astype(dtype)
+
+
+def discrete_laplace(rng, t, size, dtype=np.int64):
     """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t).
 
     A magnitude G with P(G >= g) = exp(-g/t) (:func:`_geometric`), a zero kept with
@@ -226,18 +324,20 @@ def discrete_laplace(rng, t, size):
         The scale, an integer >= 1.
     size : int
         The number of draws.
+    dtype : {numpy.int64, numpy.float64}, default=numpy.int64
+        float64: the same integers as float64 (exact below 2**53), without a conversion.
 
     Returns
     -------
-    k : ndarray of int64, shape (size,)
+    k : ndarray of shape (size,)
     """
     t = int(t)
 
     def propose(m):
         g = _geometric(rng, t, m + m // t + 4 * math.isqrt(m // t) + 16)  # P(G = 0) / 2 ~ 1 / (2t) rejected
-        return g[_halve_zeros(rng, g, np.ones(g.size, dtype=bool))]
+        return np.compress(_halve_zeros(rng, g, np.ones(g.size, dtype=bool)), g)
 
-    return _signed(rng, _fill(size, propose))
+    return _as(_signed(rng, _fill(size, propose)), dtype)
 
 
 def _fill(size, propose):
@@ -245,8 +345,12 @@ def _fill(size, propose):
 
     The accepted draws of a batch are i.i.d. in their order, so the first ones are kept.
     """
+    y = propose(size)
+    if y.size >= size:  # almost always: no copy
+        return y[:size]
     out = np.empty(size, dtype=np.float64)
-    filled = 0
+    out[:y.size] = y
+    filled = y.size
     while filled < size:
         y = propose(size - filled)[: size - filled]
         out[filled:filled + y.size] = y
@@ -259,7 +363,7 @@ def _fill(size, propose):
 _DG_RATE = 1.0 / 0.76
 
 
-def discrete_gaussian(rng, s, size):
+def discrete_gaussian(rng, s, size, dtype=np.int64):
     """Exact draws from the discrete Gaussian P(k) proportional to exp(-k^2 / (2 s^2)) (CKS 2020, Algorithm 3).
 
     A discrete Laplace proposal Y of scale ``t = s`` accepted with probability
@@ -277,10 +381,12 @@ def discrete_gaussian(rng, s, size):
         The scale parameter sigma, an integer >= 1 (at most 2**21 in this package).
     size : int
         The number of draws.
+    dtype : {numpy.int64, numpy.float64}, default=numpy.int64
+        float64: the same integers as float64 (exact below 2**53), without a conversion.
 
     Returns
     -------
-    k : ndarray of int64, shape (size,)
+    k : ndarray of shape (size,)
     """
     s = int(s)
     den = 2 * s * s
@@ -292,9 +398,9 @@ def discrete_gaussian(rng, s, size):
         x *= x
         x *= 0.5  # (|Y| - s)^2 / (2 s^2), relative error at most 3 * 2**-53
         keep = _bernoulli_exp_float(rng, x, lambda i: ((int(g[i]) - s) ** 2, den))
-        return g[_halve_zeros(rng, g, keep)]
+        return np.compress(_halve_zeros(rng, g, keep), g)
 
-    return _signed(rng, _fill(size, propose))
+    return _as(_signed(rng, _fill(size, propose)), dtype)
 
 
 # ------------------------------------------------------------ cryptographic integers
