@@ -92,9 +92,10 @@ def _words32(rng, n):
         out[n - 1] = rng.integers(0, 2**32)  # a new word: its low half here, its high half buffered
     return out
 
+
 #: Relative error allowed, times (1 + x), for float64 ``exp(-x)`` of a float64 x = num / den
-#: in :func:`_scaled_exp`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
-#: are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
+#: in :func:`_lower_scaled_exp` and :func:`_geometric`: 2**-45 is 128 units in the last place
+#: (libm and NumPy's SIMD exp are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
 #: numeric model (``docs/privacy.md``): a draw is decided in floating point only when
 #: this enclosure decides it; otherwise exactly (:class:`_LazyUniform`).
 _EXP_MARGIN = 2.0**-45
@@ -131,36 +132,18 @@ class _LazyUniform:
             digits += 20
 
 
-def _scaled_exp(x, upper):
-    """floor(2**62 exp(-x) (1 - m)) (``upper=False``) or ceil(2**62 exp(-x) (1 + m)) (``upper=True``), float64.
+def _lower_scaled_exp(nx, e, scale, factor=1.0, out=None):
+    """floor(fl(e * fl(nx c + scale (1 - factor M)))) with ``c = factor M scale``, M = :data:`_EXP_MARGIN`.
 
-    ``x`` is a float64 array >= 0 (overwritten) and ``m = _EXP_MARGIN (1 + x)`` per entry
-    (:data:`_EXP_MARGIN`): a lower (resp. upper) bound of ``2**62 exp(-x)``. The bound is
-    integer valued, so comparing a 62-bit integer w rounded to float64 with it errs in the
-    safe direction only: round-to-nearest is monotone and the bound is representable, so
-    ``fl(w) < lo`` implies ``w < lo`` and ``fl(w) > hi`` implies ``w > hi``.
+    ``nx = -x`` (float64, x >= 0) and ``e = fl(exp(nx))``: a lower bound of ``scale exp(-x) (1 - m)``,
+    ``m = factor M (1 + x)``, for a power of two ``scale`` (2**62 for a 62-bit word, 2**32 for a
+    32-bit one: the same bound scaled exactly). It is integer valued, so comparing an integer w
+    (or its float64 rounding, monotone) with it is exact in the safe direction: ``fl(w) < lo``
+    implies ``w + 1 <= lo``.
     """
-    e = np.negative(x)
-    np.exp(e, out=e)
-    return _exp_bound(x, e, upper, out=x)
-
-
-def _exp_bound(x, e, upper, out=None, factor=1.0, scale=1.0):
-    """The bound of :func:`_scaled_exp` from ``e = fl(exp(-x))`` (computed once for both bounds).
-
-    ``floor(e * fl(2**62 (1 - m)))`` or ``ceil(e * fl(2**62 (1 + m)))`` with ``m = factor *
-    _EXP_MARGIN (1 + x)``, times the float ``scale`` folded into the factor (one rounding more,
-    covered by ``factor``; see :func:`_geometric`); ``x`` and ``e`` are not modified.
-    """
-    c = factor * _EXP_MARGIN * _W
-    if upper:
-        f = np.multiply(x, c * scale, out=out)
-        f += (_W + c) * scale  # 2**62 (1 + m) scale
-        f *= e
-        np.ceil(f, out=f)  # 2**62 exp(-x) > 0 always: at least 1, also where exp(-x) underflows to 0 (x > ~745)
-        return np.maximum(f, 1.0, out=f)
-    f = np.multiply(x, -c * scale, out=out)
-    f += (_W - c) * scale  # 2**62 (1 - m) scale
+    c = factor * _EXP_MARGIN * scale
+    f = np.multiply(nx, c, out=out)
+    f += scale - c  # scale (1 - m)
     f *= e
     return np.floor(f, out=f)
 
@@ -183,27 +166,29 @@ def _bernoulli_exp_float(rng, x, exact):
     """Bernoulli(exp(-x_i)) for x_i = num_i / den_i, given x as float64 (relative error at most
     ``3 * 2**-53``, the numeric model of :data:`_EXP_MARGIN`) and ``exact(i)`` -> (num_i, den_i)
     as Python ints for the undecided entries (see :func:`_bernoulli_exp`). ``x`` is overwritten.
-
-    One ``exp`` per entry and one bound: with ``lo = floor(2**62 exp(-x) (1 - m)) - 2**30``
-    (:func:`_exp_bound`) and ``d = fl(wf - lo)`` (``wf = 2**30 w``), ``u < exp(-x)`` when
-    ``d <= 0`` (the sign of a difference survives rounding: ``wf + 2**30 <= lo + 2**30``), and
-    the entry is left to the exact path when ``0 < d < width``; ``width = 2**31 + 2.0001 c``
-    (``c = 2**62 _EXP_MARGIN``) exceeds ``hi - lo`` for the upper bound ``hi = ceil(2**62
-    exp(-x) (1 + m))`` (``hi - lo <= 2**30 + 2 + 2 c (1 + x) e**-x`` plus roundings below
-    ``2**13``, and ``(1 + x) e**-x <= 1``), so every entry decided ``u >= exp(-x)`` has
-    ``fl(wf) >= hi`` (``width`` is a float: ``fl(d) >= width`` implies ``d >= width``).
     """
-    w = _words32(rng, x.size)  # the first 32 bits of u; more on demand
-    wf = w.astype(np.float64).reshape(x.shape)
-    wf *= 2.0**30  # u in [wf, wf + 2**30) / 2**62, exact in float64
-    e = np.negative(x)
-    np.exp(e, out=e)
-    lo = _exp_bound(x, e, upper=False, out=x)
-    lo -= 2.0**30  # exact: an integer-valued float64 below 2**63
-    d = np.subtract(wf, lo, out=wf)
-    out = np.less_equal(d, 0.0)  # wf + 2**30 <= lo: u < exp(-x)
-    undecided = np.greater(d, 0.0)
-    undecided &= np.less(d, 2.0**31 + 2.0001 * _EXP_MARGIN * _W)  # not shown u >= exp(-x)
+    return _bernoulli_exp_neg(rng, np.negative(x, out=x), exact)
+
+
+def _bernoulli_exp_neg(rng, nx, exact):
+    """:func:`_bernoulli_exp_float` given ``nx = -x`` (overwritten): one ``exp`` and one bound per entry.
+
+    With ``lo = floor(2**32 exp(-x) (1 - m))`` (:func:`_lower_scaled_exp`, ``m = _EXP_MARGIN
+    (1 + x)``) and the 32-bit word w of u, ``d = w - lo`` is exact in float64 (integers below
+    2**33). ``u < exp(-x)`` when ``d <= -1`` (``(w + 1) / 2**32 <= exp(-x) (1 - m)``). The entry
+    is left to the exact path when ``-1 < d < 3 + 2.0001 c`` (``c = 2**32 _EXP_MARGIN``): the
+    upper bound ``hi = ceil(2**32 exp(-x) (1 + m))`` of the enclosure is below ``lo + 3 + 2.0001 c``
+    (``hi - lo <= 2 + 2 c (1 + x) e**-x`` plus roundings far below 1, and ``(1 + x) e**-x <= 1``),
+    so an entry decided ``u >= exp(-x)`` has ``w >= hi``. The same decisions as comparing the
+    62-bit scaled enclosure with ``2**30 w`` (the bounds scale exactly by powers of two).
+    """
+    w = _words32(rng, nx.size).reshape(nx.shape)  # the first 32 bits of u; more on demand
+    e = np.exp(nx)
+    d = _lower_scaled_exp(nx, e, 2.0**32, out=nx)
+    np.subtract(w, d, out=d)  # exact: integers below 2**33
+    out = np.less_equal(d, -1.0)  # w + 1 <= lo: u < exp(-x)
+    undecided = np.greater(d, -1.0)
+    undecided &= np.less(d, 3.0 + 2.0001 * _EXP_MARGIN * 2.0**32)  # u >= exp(-x) not shown
     for i in np.flatnonzero(undecided):  # probability about 2**-31 exp(-x): exact
         out.flat[i] = _LazyUniform(rng, w.flat[i], 32).below_exp(*exact(i))
     return out
@@ -234,11 +219,27 @@ def _geometric_exact(u, t, guess):
 _NEXT_FACTOR = 4.0
 
 
+def _upper_next(nx, e, t, out=None):
+    """An upper bound of ``2**62 exp(-(g+1)/t)`` from ``nx = -g/t`` and ``e = fl(exp(nx))``, float64.
+
+    ``fl(e * fl(x a + b))`` with ``a = 2**62 q c``, ``b = 2**62 q (1 + c (1 + 1/t))``, ``q =
+    fl(exp(-1/t))``, ``c = _NEXT_FACTOR * _EXP_MARGIN``: ``2**62 exp(-(g+1)/t) (1 + c (1 + x +
+    1/t))`` up to the errors of ``e`` and ``q`` (each within ``2**-45 (1 + x)``) and four roundings,
+    which the factor 4 covers. No ceiling is needed: ``fl(w) > hi`` implies ``w > hi`` for a float
+    ``hi`` (round-to-nearest is monotone).
+    """
+    c, q = _NEXT_FACTOR * _EXP_MARGIN * _W, math.exp(-1.0 / t)
+    hi = np.multiply(nx, -c * q, out=out)
+    hi += (_W + c + c / t) * q
+    hi *= e
+    return hi
+
+
 def _geometric(rng, t, n):
     """n draws of G with P(G >= g) = exp(-g/t), by inversion of a lazily drawn uniform, exact.
 
     G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits w of u, kept when
-    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_exp_bound`, the enclosure of
+    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_lower_scaled_exp`, the enclosure of
     :data:`_EXP_MARGIN`) show that u lies between them; otherwise (probability about
     2**-42 x t) decided exactly by :func:`_geometric_exact`. One ``exp`` per draw:
     exp(-(g+1)/t) is bounded above by ``e q`` with ``e = fl(exp(-g/t))``, ``q =
@@ -253,23 +254,15 @@ def _geometric(rng, t, n):
     w = _words62(rng, n)
     wf = w.astype(np.float64)
     g = wf + 0.5
-    g *= 2.0**-62
+    g *= 2.0**-62  # in (0, 1]: log <= 0, g >= 0 (-0.0 at u's last cell: equal to 0 everywhere below)
     np.log(g, out=g)
     g *= -float(t)
     np.floor(g, out=g)
-    np.maximum(g, 0.0, out=g)
-    x = g / t
-    e = np.negative(x)
-    np.exp(e, out=e)
-    lo_a = _exp_bound(x, e, upper=False)  # u < exp(-g/t) when w + 1 <= lo_a
+    nx = g / -float(t)  # -g/t, exactly the negative of g/t
+    e = np.exp(nx)
+    lo_a = _lower_scaled_exp(nx, e, float(_W))  # u < exp(-g/t) when w + 1 <= lo_a
     ok = np.less(wf, lo_a)
-    # an upper bound of 2**62 exp(-(g+1)/t): fl(e * fl(x a + b)) with a = 2**62 q 4 M and
-    # b = 2**62 q (1 + 4 M (1 + 1/t)), q = exp(-1/t), M = _EXP_MARGIN (no ceiling needed:
-    # fl(w) > hi implies w > hi for a float hi, round-to-nearest being monotone)
-    c, q = _NEXT_FACTOR * _EXP_MARGIN * _W, math.exp(-1.0 / t)
-    hi_b = np.multiply(x, c * q, out=lo_a)
-    hi_b += (_W + c + c / t) * q
-    hi_b *= e
+    hi_b = _upper_next(nx, e, t, out=lo_a)
     ok &= np.greater(wf, hi_b)  # u >= w / 2**62 > exp(-(g+1)/t)
     for i in np.flatnonzero(~ok):
         g[i] = _geometric_exact(_LazyUniform(rng, w[i], 62), t, g[i])
@@ -393,11 +386,11 @@ def discrete_gaussian(rng, s, size, dtype=np.int64):
 
     def propose(m):
         g = _geometric(rng, s, int(m * _DG_RATE) + 4 * math.isqrt(m) + 16)
-        x = g - s  # exact: integers below 2**53
-        x /= s
-        x *= x
-        x *= 0.5  # (|Y| - s)^2 / (2 s^2), relative error at most 3 * 2**-53
-        keep = _bernoulli_exp_float(rng, x, lambda i: ((int(g[i]) - s) ** 2, den))
+        nx = g - s  # exact: integers below 2**53
+        nx /= s
+        nx *= nx
+        nx *= -0.5  # -(|Y| - s)^2 / (2 s^2), relative error at most 3 * 2**-53
+        keep = _bernoulli_exp_neg(rng, nx, lambda i: ((int(g[i]) - s) ** 2, den))
         return np.compress(_halve_zeros(rng, g, keep), g)
 
     return _as(_signed(rng, _fill(size, propose)), dtype)
