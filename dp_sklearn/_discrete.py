@@ -228,7 +228,7 @@ def _upper_next(nx, e, t, out=None):
     which the factor 4 covers. No ceiling is needed: ``fl(w) > hi`` implies ``w > hi`` for a float
     ``hi`` (round-to-nearest is monotone).
     """
-    c, q = _NEXT_FACTOR * _EXP_MARGIN * _W, math.exp(-1.0 / t)
+    c, q = _NEXT_FACTOR * _EXP_MARGIN * _W, math.exp(-1.0 / t)  # libm's exp: the same model
     hi = np.multiply(nx, -c * q, out=out)
     hi += (_W + c + c / t) * q
     hi *= e
@@ -271,7 +271,7 @@ def _geometric(rng, t, n):
 
 def _bits(rng, n):
     """n independent fair bits (bool), 62 from each drawn word (bit j of a word is draw 62 i + j)."""
-    words = _words62(rng, -(-n // 62))
+    words = np.asarray(_words62(rng, -(-n // 62)), dtype="<i8")  # little-endian bytes (no copy on x86)
     return np.unpackbits(words.view(np.uint8), bitorder="little").reshape(-1, 64)[:, :62].ravel()[:n].view(bool)
 
 
