@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 import numpy as np
 
@@ -48,9 +49,53 @@ def _bernoulli_exp_py(rng, num, den):
 
 _W = 2**62
 
+#: Bit generators whose ``random_raw`` is the 64-bit word ``Generator.integers`` consumes
+#: (not MT19937, whose raw output has 32 bits); tests/test_discrete.py checks the identities.
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox, np.random.SFC64)
+
+
+def _raw_ok(rng):
+    return type(rng) is np.random.Generator and type(rng.bit_generator) in _RAW64 and sys.byteorder == "little"
+
+
+def _words62(rng, n):
+    """``rng.integers(0, 2**62, size=n, dtype=int64)``: the same values and generator state.
+
+    For a power-of-two range NumPy's bounded integers (Lemire's method) keep the top bits of one
+    64-bit word per value and never reject, so with a plain ``Generator`` of a 64-bit bit
+    generator this is ``random_raw(n) >> 2``, without the 128-bit products.
+    """
+    if not _raw_ok(rng):
+        return rng.integers(0, _W, size=n, dtype=_I64)
+    w = rng.bit_generator.random_raw(n)
+    w >>= np.uint64(2)
+    return w.view(_I64)
+
+
+def _words32(rng, n):
+    """``rng.integers(0, 2**32, size=n)`` as uint32 (int64 for other generators): the same values and state.
+
+    NumPy serves a 32-bit range from ``next_uint32``, the low then the high half of a 64-bit
+    word, with a half-word buffered in the bit generator's state between calls
+    (``has_uint32``); the words between are ``random_raw`` read as pairs of uint32.
+    """
+    if not _raw_ok(rng) or n < 3:
+        return rng.integers(0, 2**32, size=n, dtype=_I64)
+    out = np.empty(n, dtype=np.uint32)
+    i = 0
+    if rng.bit_generator.state["has_uint32"]:
+        out[0] = rng.integers(0, 2**32)  # the buffered half
+        i = 1
+    k = (n - i) // 2
+    out[i:i + 2 * k] = rng.bit_generator.random_raw(k).view(np.uint32)  # little-endian: low half first
+    if i + 2 * k < n:
+        out[n - 1] = rng.integers(0, 2**32)  # a new word: its low half here, its high half buffered
+    return out
+
+
 #: Relative error allowed, times (1 + x), for float64 ``exp(-x)`` of a float64 x = num / den
-#: in :func:`_scaled_exp`: 2**-45 is 128 units in the last place (libm and NumPy's SIMD exp
-#: are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
+#: in :func:`_lower_scaled_exp` and :func:`_geometric`: 2**-45 is 128 units in the last place
+#: (libm and NumPy's SIMD exp are within 4; the float ratio adds at most 3 * 2**-53 * x). An assumption of the
 #: numeric model (``docs/privacy.md``): a draw is decided in floating point only when
 #: this enclosure decides it; otherwise exactly (:class:`_LazyUniform`).
 _EXP_MARGIN = 2.0**-45
@@ -87,25 +132,20 @@ class _LazyUniform:
             digits += 20
 
 
-def _scaled_exp(x, upper):
-    """floor(2**62 exp(-x) (1 - m)) (``upper=False``) or ceil(2**62 exp(-x) (1 + m)) (``upper=True``), float64.
+def _lower_scaled_exp(nx, e, scale, factor=1.0, out=None):
+    """floor(fl(e * fl(nx c + scale (1 - factor M)))) with ``c = factor M scale``, M = :data:`_EXP_MARGIN`.
 
-    ``x`` is a float64 array >= 0 (overwritten) and ``m = _EXP_MARGIN (1 + x)`` per entry
-    (:data:`_EXP_MARGIN`): a lower (resp. upper) bound of ``2**62 exp(-x)``. The bound is
-    integer valued, so comparing a 62-bit integer w rounded to float64 with it errs in the
-    safe direction only: round-to-nearest is monotone and the bound is representable, so
-    ``fl(w) < lo`` implies ``w < lo`` and ``fl(w) > hi`` implies ``w > hi``.
+    ``nx = -x`` (float64, x >= 0) and ``e = fl(exp(nx))``: a lower bound of ``scale exp(-x) (1 - m)``,
+    ``m = factor M (1 + x)``, for a power of two ``scale`` (2**62 for a 62-bit word, 2**32 for a
+    32-bit one: the same bound scaled exactly). It is integer valued, so comparing an integer w
+    (or its float64 rounding, monotone) with it is exact in the safe direction: ``fl(w) < lo``
+    implies ``w + 1 <= lo``.
     """
-    c = _EXP_MARGIN * _W
-    f = x * (c if upper else -c)
-    f += _W + c if upper else _W - c  # 2**62 (1 +- m)
-    np.negative(x, out=x)
-    np.exp(x, out=x)
-    x *= f
-    if upper:  # 2**62 exp(-x) > 0 always: at least 1, also where exp(-x) underflows to 0 (x > ~745)
-        np.ceil(x, out=x)
-        return np.maximum(x, 1.0, out=x)
-    return np.floor(x, out=x)
+    c = factor * _EXP_MARGIN * scale
+    f = np.multiply(nx, c, out=out)
+    f += scale - c  # scale (1 - m)
+    f *= e
+    return np.floor(f, out=f)
 
 
 def _bernoulli_exp(rng, num, den):
@@ -127,15 +167,28 @@ def _bernoulli_exp_float(rng, x, exact):
     ``3 * 2**-53``, the numeric model of :data:`_EXP_MARGIN`) and ``exact(i)`` -> (num_i, den_i)
     as Python ints for the undecided entries (see :func:`_bernoulli_exp`). ``x`` is overwritten.
     """
-    w = rng.integers(0, 2**32, size=x.shape, dtype=_I64)  # the first 32 bits of u; more on demand
-    wf = w.astype(np.float64)
-    wf *= 2.0**30  # u in [wf, wf + 2**30) / 2**62, exact in float64
-    hi = _scaled_exp(x.copy(), upper=True)
-    lo = _scaled_exp(x, upper=False)
-    lo -= 2.0**30  # exact: an integer-valued float64 below 2**63
-    out = wf <= lo  # wf + 2**30 <= lo: u < exp(-x)
-    undecided = ~out
-    undecided &= wf < hi  # not (wf >= hi): u >= exp(-x) is not shown
+    return _bernoulli_exp_neg(rng, np.negative(x, out=x), exact)
+
+
+def _bernoulli_exp_neg(rng, nx, exact):
+    """:func:`_bernoulli_exp_float` given ``nx = -x`` (overwritten): one ``exp`` and one bound per entry.
+
+    With ``lo = floor(2**32 exp(-x) (1 - m))`` (:func:`_lower_scaled_exp`, ``m = _EXP_MARGIN
+    (1 + x)``) and the 32-bit word w of u, ``d = w - lo`` is exact in float64 (integers below
+    2**33). ``u < exp(-x)`` when ``d <= -1`` (``(w + 1) / 2**32 <= exp(-x) (1 - m)``). The entry
+    is left to the exact path when ``-1 < d < 3 + 2.0001 c`` (``c = 2**32 _EXP_MARGIN``): the
+    upper bound ``hi = ceil(2**32 exp(-x) (1 + m))`` of the enclosure is below ``lo + 3 + 2.0001 c``
+    (``hi - lo <= 2 + 2 c (1 + x) e**-x`` plus roundings far below 1, and ``(1 + x) e**-x <= 1``),
+    so an entry decided ``u >= exp(-x)`` has ``w >= hi``. The same decisions as comparing the
+    62-bit scaled enclosure with ``2**30 w`` (the bounds scale exactly by powers of two).
+    """
+    w = _words32(rng, nx.size).reshape(nx.shape)  # the first 32 bits of u; more on demand
+    e = np.exp(nx)
+    d = _lower_scaled_exp(nx, e, 2.0**32, out=nx)
+    np.subtract(w, d, out=d)  # exact: integers below 2**33
+    out = np.less_equal(d, -1.0)  # w + 1 <= lo: u < exp(-x)
+    undecided = np.greater(d, -1.0)
+    undecided &= np.less(d, 3.0 + 2.0001 * _EXP_MARGIN * 2.0**32)  # u >= exp(-x) not shown
     for i in np.flatnonzero(undecided):  # probability about 2**-31 exp(-x): exact
         out.flat[i] = _LazyUniform(rng, w.flat[i], 32).below_exp(*exact(i))
     return out
@@ -161,45 +214,78 @@ def _geometric_exact(u, t, guess):
     return lo
 
 
+#: The upper bound of exp(-(g+1)/t) in :func:`_geometric` is exp(-g/t) times exp(-1/t): two
+#: more roundings and the error of the scalar exp, covered by this factor on the margin.
+_NEXT_FACTOR = 4.0
+
+
+def _upper_next(nx, e, t, out=None):
+    """An upper bound of ``2**62 exp(-(g+1)/t)`` from ``nx = -g/t`` and ``e = fl(exp(nx))``, float64.
+
+    ``fl(e * fl(x a + b))`` with ``a = 2**62 q c``, ``b = 2**62 q (1 + c (1 + 1/t))``, ``q =
+    fl(exp(-1/t))``, ``c = _NEXT_FACTOR * _EXP_MARGIN``: ``2**62 exp(-(g+1)/t) (1 + c (1 + x +
+    1/t))`` up to the errors of ``e`` and ``q`` (each within ``2**-45 (1 + x)``) and four roundings,
+    which the factor 4 covers. No ceiling is needed: ``fl(w) > hi`` implies ``w > hi`` for a float
+    ``hi`` (round-to-nearest is monotone).
+    """
+    c, q = _NEXT_FACTOR * _EXP_MARGIN * _W, math.exp(-1.0 / t)  # libm's exp: the same model
+    hi = np.multiply(nx, -c * q, out=out)
+    hi += (_W + c + c / t) * q
+    hi *= e
+    return hi
+
+
 def _geometric(rng, t, n):
     """n draws of G with P(G >= g) = exp(-g/t), by inversion of a lazily drawn uniform, exact.
 
     G = max{g : u < exp(-g/t)}: a float64 guess from the first 62 bits w of u, kept when
-    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_scaled_exp`, the enclosure of
+    bounds of exp(-g/t) and exp(-(g+1)/t) (:func:`_lower_scaled_exp`, the enclosure of
     :data:`_EXP_MARGIN`) show that u lies between them; otherwise (probability about
-    2**-44 x t) decided exactly by :func:`_geometric_exact`. Returned as integer-valued
-    float64, exact below 2**53 (G >= 2**53 has probability exp(-2**53 / t), below
-    exp(-2**31) for the scales of this package).
+    2**-42 x t) decided exactly by :func:`_geometric_exact`. One ``exp`` per draw:
+    exp(-(g+1)/t) is bounded above by ``e q`` with ``e = fl(exp(-g/t))``, ``q =
+    fl(exp(-1/t))``, with the margin :data:`_NEXT_FACTOR` ``* _EXP_MARGIN (1 + g/t)``
+    (``e`` and ``q`` are each within ``2**-45 (1 + x)`` of their values and the two
+    products round twice more: ``4 * 2**-45`` covers it). Which draws take the exact path
+    does not change the result (nor the random words drawn: the exact path draws more
+    bits only where u's 62-bit cell meets exp(-g/t), where no enclosure decides).
+    Returned as integer-valued float64, exact below 2**53 (G >= 2**53 has probability
+    exp(-2**53 / t), below exp(-2**31) for the scales of this package).
     """
-    w = rng.integers(0, _W, size=n, dtype=_I64)
+    w = _words62(rng, n)
     wf = w.astype(np.float64)
     g = wf + 0.5
-    g *= 2.0**-62
+    g *= 2.0**-62  # in (0, 1]: log <= 0, g >= 0 (-0.0 at u's last cell: equal to 0 everywhere below)
     np.log(g, out=g)
     g *= -float(t)
     np.floor(g, out=g)
-    np.maximum(g, 0.0, out=g)
-    lo_a = _scaled_exp(g / t, upper=False)  # u < exp(-g/t) when w + 1 <= lo_a
-    x = g + 1.0
-    x /= t
-    hi_b = _scaled_exp(x, upper=True)  # u >= exp(-(g+1)/t) when w > hi_b
-    ok = wf < lo_a
-    ok &= wf > hi_b
+    nx = g / -float(t)  # -g/t, exactly the negative of g/t
+    e = np.exp(nx)
+    lo_a = _lower_scaled_exp(nx, e, float(_W))  # u < exp(-g/t) when w + 1 <= lo_a
+    ok = np.less(wf, lo_a)
+    hi_b = _upper_next(nx, e, t, out=lo_a)
+    ok &= np.greater(wf, hi_b)  # u >= w / 2**62 > exp(-(g+1)/t)
     for i in np.flatnonzero(~ok):
         g[i] = _geometric_exact(_LazyUniform(rng, w[i], 62), t, g[i])
     return g
 
 
 def _bits(rng, n):
-    """n independent fair bits (bool), 62 from each drawn word."""
-    words = rng.integers(0, _W, size=-(-n // 62), dtype=_I64)
-    return ((words[:, None] >> np.arange(62, dtype=_I64)) & 1).astype(bool).ravel()[:n]
+    """n independent fair bits (bool), 62 from each drawn word (bit j of a word is draw 62 i + j)."""
+    words = np.asarray(_words62(rng, -(-n // 62)), dtype="<i8")  # little-endian bytes (no copy on x86)
+    return np.unpackbits(words.view(np.uint8), bitorder="little").reshape(-1, 64)[:, :62].ravel()[:n].view(bool)
 
 
 def _signed(rng, mag):
-    """Attach independent uniform signs to magnitudes (a float64 array, overwritten); int64."""
-    np.negative(mag, out=mag, where=_bits(rng, mag.size))
-    return mag.astype(_I64)
+    """Attach independent uniform signs to magnitudes (a float64 array of integers, overwritten).
+
+    The sign is written into the float's sign bit; ``+ 0.0`` turns -0.0 into 0.0.
+    """
+    neg = _bits(rng, mag.size).astype(np.uint64)
+    neg <<= np.uint64(63)
+    bits = mag.view(np.uint64)
+    bits ^= neg
+    mag += 0.0
+    return mag
 
 
 def _halve_zeros(rng, g, keep):
@@ -210,7 +296,12 @@ def _halve_zeros(rng, g, keep):
     return keep
 
 
-def discrete_laplace(rng, t, size):
+def _as(k, dtype):
+    """Integer-valued float64 ``k`` as ``dtype`` (int64 by default; float64 as it is)."""
+    return k if np.dtype(dtype) == np.float64 else k.astype(dtype)
+
+
+def discrete_laplace(rng, t, size, dtype=np.int64):
     """Exact draws from the discrete Laplace P(k) proportional to exp(-|k| / t).
 
     A magnitude G with P(G >= g) = exp(-g/t) (:func:`_geometric`), a zero kept with
@@ -226,18 +317,20 @@ def discrete_laplace(rng, t, size):
         The scale, an integer >= 1.
     size : int
         The number of draws.
+    dtype : {numpy.int64, numpy.float64}, default=numpy.int64
+        float64: the same integers as float64 (exact below 2**53), without a conversion.
 
     Returns
     -------
-    k : ndarray of int64, shape (size,)
+    k : ndarray of shape (size,)
     """
     t = int(t)
 
     def propose(m):
         g = _geometric(rng, t, m + m // t + 4 * math.isqrt(m // t) + 16)  # P(G = 0) / 2 ~ 1 / (2t) rejected
-        return g[_halve_zeros(rng, g, np.ones(g.size, dtype=bool))]
+        return np.compress(_halve_zeros(rng, g, np.ones(g.size, dtype=bool)), g)
 
-    return _signed(rng, _fill(size, propose))
+    return _as(_signed(rng, _fill(size, propose)), dtype)
 
 
 def _fill(size, propose):
@@ -245,8 +338,12 @@ def _fill(size, propose):
 
     The accepted draws of a batch are i.i.d. in their order, so the first ones are kept.
     """
+    y = propose(size)
+    if y.size >= size:  # almost always: no copy
+        return y[:size]
     out = np.empty(size, dtype=np.float64)
-    filled = 0
+    out[:y.size] = y
+    filled = y.size
     while filled < size:
         y = propose(size - filled)[: size - filled]
         out[filled:filled + y.size] = y
@@ -259,7 +356,7 @@ def _fill(size, propose):
 _DG_RATE = 1.0 / 0.76
 
 
-def discrete_gaussian(rng, s, size):
+def discrete_gaussian(rng, s, size, dtype=np.int64):
     """Exact draws from the discrete Gaussian P(k) proportional to exp(-k^2 / (2 s^2)) (CKS 2020, Algorithm 3).
 
     A discrete Laplace proposal Y of scale ``t = s`` accepted with probability
@@ -277,24 +374,26 @@ def discrete_gaussian(rng, s, size):
         The scale parameter sigma, an integer >= 1 (at most 2**21 in this package).
     size : int
         The number of draws.
+    dtype : {numpy.int64, numpy.float64}, default=numpy.int64
+        float64: the same integers as float64 (exact below 2**53), without a conversion.
 
     Returns
     -------
-    k : ndarray of int64, shape (size,)
+    k : ndarray of shape (size,)
     """
     s = int(s)
     den = 2 * s * s
 
     def propose(m):
         g = _geometric(rng, s, int(m * _DG_RATE) + 4 * math.isqrt(m) + 16)
-        x = g - s  # exact: integers below 2**53
-        x /= s
-        x *= x
-        x *= 0.5  # (|Y| - s)^2 / (2 s^2), relative error at most 3 * 2**-53
-        keep = _bernoulli_exp_float(rng, x, lambda i: ((int(g[i]) - s) ** 2, den))
-        return g[_halve_zeros(rng, g, keep)]
+        nx = g - s  # exact: integers below 2**53
+        nx /= s
+        nx *= nx
+        nx *= -0.5  # -(|Y| - s)^2 / (2 s^2), relative error at most 3 * 2**-53
+        keep = _bernoulli_exp_neg(rng, nx, lambda i: ((int(g[i]) - s) ** 2, den))
+        return np.compress(_halve_zeros(rng, g, keep), g)
 
-    return _signed(rng, _fill(size, propose))
+    return _as(_signed(rng, _fill(size, propose)), dtype)
 
 
 # ------------------------------------------------------------ cryptographic integers

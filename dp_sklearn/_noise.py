@@ -295,8 +295,8 @@ class _Stream:
     def _refill(self):
         rows = min(self._left, max(_STREAM_CHUNK // self._size, 1))
         self._left = max(self._left - rows, 1)  # more releases than planned: further blocks
-        # integers below 2**53 in float64: exact
-        k = self._sampler(self._rng, self.steps, rows * self._size).astype(np.float64)
+        # integers below 2**53 in float64: exact (drawn as float64, no conversion)
+        k = np.asarray(self._sampler(self._rng, self.steps, rows * self._size, dtype=np.float64), dtype=np.float64)
         self._block, self._i = k.reshape(rows, self._size), 0
 
     def add(self, value):

@@ -126,6 +126,90 @@ def test_sampler_is_reproducible_for_a_seed():
     assert not np.array_equal(a, c)
 
 
+#: sha256 (first 16 hex digits) of discrete_gaussian then discrete_laplace (int64 bytes) and the
+#: next 62-bit word, drawn by the sampler before the vectorization work (commit 74969f0): the
+#: faster sampler draws the same integers and returns the same values for the same generator.
+_PINNED = [(7, 2**20 + 3, 62061, "e545533f73e6b404", 3360293326256617956),
+           (8, 1500000, 1001, "db086297b7e4efde", 3701196130540081893),
+           (9, 3, 5000, "71dfc9b727cb6149", 2586466340796013926)]
+
+
+@pytest.mark.parametrize("seed,s,n,digest,next_word", _PINNED)
+def test_sampler_output_pinned_to_the_previous_implementation(seed, s, n, digest, next_word):
+    import hashlib
+
+    rng = np.random.default_rng(seed)
+    a = _discrete.discrete_gaussian(rng, s, n)
+    b = _discrete.discrete_laplace(rng, s, n)
+    assert a.dtype == b.dtype == np.int64
+    assert hashlib.sha256(a.tobytes() + b.tobytes()).hexdigest()[:16] == digest
+    assert int(rng.integers(0, 2**62)) == next_word
+    # the float64 output is the same integers
+    rng = np.random.default_rng(seed)
+    f = _discrete.discrete_gaussian(rng, s, n, dtype=np.float64)
+    assert f.dtype == np.float64 and np.array_equal(f, a)
+    assert not np.any(np.signbit(f) & (f == 0))  # no -0.0
+
+
+class _Plain(np.random.Generator):
+    """A Generator subclass: the samplers take the ``integers`` path instead of ``random_raw``."""
+
+
+@pytest.mark.parametrize("bitgen", _discrete._RAW64)
+def test_raw_words_are_the_integers_numpy_draws(bitgen):
+    for n in (0, 1, 2, 3, 4, 5, 1001, 62061):
+        for odd_first in (False, True):
+            a, b = np.random.Generator(bitgen(n)), _Plain(bitgen(n))
+            if odd_first:  # a half-word buffered in the state (has_uint32)
+                assert a.integers(0, 2**32) == b.integers(0, 2**32)
+            assert np.array_equal(_discrete._words62(a, n), b.integers(0, 2**62, size=n, dtype=np.int64))
+            w32 = _discrete._words32(a, n)
+            assert w32.dtype in (np.uint32, np.int64)
+            assert np.array_equal(w32.astype(np.int64), b.integers(0, 2**32, size=n, dtype=np.int64))
+            # the same state for what follows: a 32-bit draw (buffer) and a 64-bit one
+            assert a.integers(0, 2**32, size=3).tolist() == b.integers(0, 2**32, size=3).tolist()
+            assert a.integers(0, 2**62) == b.integers(0, 2**62)
+    assert not _discrete._raw_ok(np.random.Generator(np.random.MT19937(0)))  # 32-bit raw output
+    assert not _discrete._raw_ok(_Plain(np.random.PCG64(0)))
+
+
+@pytest.mark.parametrize("s", [3, 2**20 + 12345])
+def test_sampler_same_values_through_integers_and_raw_words(s):
+    a, b = np.random.default_rng(5), _Plain(np.random.PCG64(5))
+    for n in (1, 7, 20_001):
+        np.testing.assert_array_equal(_discrete.discrete_gaussian(a, s, n), _discrete.discrete_gaussian(b, s, n))
+        np.testing.assert_array_equal(_discrete.discrete_laplace(a, s, n), _discrete.discrete_laplace(b, s, n))
+    assert a.integers(0, 2**62) == b.integers(0, 2**62)
+
+
+def _exact_scaled_exp(num, den, scale_bits=62):
+    import decimal
+
+    with decimal.localcontext() as ctx:
+        ctx.prec = 60
+        return (-(decimal.Decimal(num) / decimal.Decimal(den))).exp() * decimal.Decimal(2) ** scale_bits
+
+
+@pytest.mark.parametrize("t", [1, 7, 2**20 + 3, 2**21 - 1])
+def test_geometric_float_bounds_enclose_exp(t, monkeypatch):
+    """``_lower_scaled_exp`` <= 2**62 exp(-g/t) and ``_upper_next`` >= 2**62 exp(-(g+1)/t), checked in decimal."""
+    import decimal
+
+    rng = np.random.default_rng(t)
+    g = np.r_[0.0, 1.0, np.floor(rng.exponential(t, 3000)), np.floor(rng.uniform(0, 43 * t, 1000))]
+    nx = g / -float(t)
+    e = np.exp(nx)
+    lo = _discrete._lower_scaled_exp(nx, e, 2.0**62)
+    hi = _discrete._upper_next(nx, e, t)
+    for gi, l, h in zip(g.tolist(), lo.tolist(), hi.tolist()):
+        assert decimal.Decimal(l) <= _exact_scaled_exp(int(gi), t), gi
+        assert decimal.Decimal(h) >= _exact_scaled_exp(int(gi) + 1, t), gi
+    # the check can fail: without the margin the product's bound falls below the exact value
+    monkeypatch.setattr(_discrete, "_NEXT_FACTOR", 0.0)
+    hi0 = _discrete._upper_next(nx, e, t)
+    assert any(decimal.Decimal(h) < _exact_scaled_exp(int(gi) + 1, t) for gi, h in zip(g.tolist(), hi0.tolist()))
+
+
 class _ZeroBits(np.random.Generator):
     """A generator whose every integer is 0: the lazily drawn uniform is exactly u = 0."""
 

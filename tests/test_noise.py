@@ -505,6 +505,17 @@ def test_gaussian_stream_equals_separate_releases_in_distribution(monkeypatch):
     assert abs(np.corrcoef(ka[:-1, 0], ka[1:, 0])[0, 1]) < 5 / math.sqrt(n)  # steps independent
 
 
+def test_gaussian_stream_noise_is_the_samplers_integers():
+    """The stream draws float64 integers (no int64 round trip): the same values as the int64 sampler."""
+    size, scale, sens = 62061, 0.7, 1.0
+    stream = _noise.gaussian_stream(np.random.default_rng(72), scale, sens, size, 1)
+    k = stream.add(np.zeros(size)) / stream.gamma
+    gamma, steps = _noise.grid_scale(scale, sens, size)
+    assert gamma == stream.gamma
+    np.testing.assert_array_equal(k, _discrete.discrete_gaussian(np.random.default_rng(72), steps, size))
+    assert not np.any(np.signbit(k) & (k == 0))  # no -0.0 in a release
+
+
 def test_gaussian_stream_blocks_reproducible_and_beyond_count(monkeypatch):
     monkeypatch.setattr(_noise, "_STREAM_CHUNK", 7)  # 2 releases of 3 entries per block
     def run(seed, count, calls):
