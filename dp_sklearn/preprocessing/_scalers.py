@@ -21,6 +21,7 @@ from .._private_stats import (
 from ._robust import ROBUST_REACH, prefer_per_feature, robust_center_scale, robust_feasible
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
 from ._global import GLOBAL_NOISE, auto_quantile_level, clip_rows, global_epsilon, global_event, global_scale
+from ._centered import CENTERED_CLIP, CENTERED_FIRST_NOISE, CENTERED_Z, centered_center, centered_epsilon, centered_plan, centered_scale, prefer_centered
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -187,12 +188,14 @@ class DPStandardScaler(_DPTransformerBase):
     _atom_weight = ATOM_WEIGHT
     #: Laplace scale in nats of the global scale's log that a pipeline's default split buys
     _global_noise = GLOBAL_NOISE
+    #: targets of ``strategy="centered"`` (``dp_sklearn.preprocessing._centered``)
+    _centered_z, _centered_clip, _centered_first_noise = CENTERED_Z, CENTERED_CLIP, CENTERED_FIRST_NOISE
 
     _parameter_constraints: dict = {
         **_DPTransformerBase._parameter_constraints,
         "bounds_share": [Interval(Real, 0, 1, closed="neither")],
         "output_clip": [Interval(Real, 0, None, closed="neither"), None],
-        "strategy": [StrOptions({"auto", "per_feature", "robust", "global"})],
+        "strategy": [StrOptions({"auto", "per_feature", "robust", "global", "centered"})],
         "quantile_range": ["array-like", StrOptions({"auto"})],
     }
 
@@ -233,13 +236,18 @@ class DPStandardScaler(_DPTransformerBase):
         """``"public_bounds"``, ``"per_feature"``, ``"robust"`` or ``"global"`` from public values only."""
         if bounds is not None:
             return "public_bounds"
+        if self.strategy == "centered" and float(self.delta) == 0.0:
+            raise ValueError("strategy='centered' needs delta > 0 (its centering is a Gaussian release); use "
+                             "strategy='global' for pure DP.")
         if self.strategy != "auto" or not np.isfinite(self.epsilon):
             return "per_feature" if self.strategy == "auto" else self.strategy
         eps_q = self._per_feature_plan(n_features, None).quantile_epsilon
         level = self._levels(n_samples, n_features)[0]
         if prefer_per_feature(eps_q, level, n_samples):
             return "per_feature"
-        return "robust" if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples) else "global"
+        if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples):
+            return "robust"
+        return "centered" if prefer_centered(n_samples, n_features, self.epsilon, self.delta) else "global"
 
     def _pipeline_epsilon(self, epsilon, delta, n_samples, n_features):
         """What of a pipeline's default allotment ``epsilon`` this scaler needs (public values only).
@@ -249,14 +257,27 @@ class DPStandardScaler(_DPTransformerBase):
         ``bounds=None`` would run the global scale at ``epsilon`` (one Laplace release), the
         scaler keeps ``min(epsilon, global_epsilon(n_samples, n_features, search_range))``: the
         budget at which the released log scale has Laplace noise ``GLOBAL_NOISE`` nats; the rest
-        goes to the model. Otherwise it keeps ``epsilon``. Less budget cannot turn the global
-        choice into another one (the criteria of ``"auto"`` grow with epsilon).
+        goes to the model. Less budget cannot turn the global choice into another one (the
+        criteria of ``"auto"`` grow with epsilon). When it would run ``"centered"`` it asks for
+        ``centered_epsilon`` (``dp_sklearn.preprocessing._centered``): the epsilon at ``delta`` of
+        its targets' zCDP cost, which may exceed ``epsilon`` (the pipeline grants it up to
+        ``NEEDS_MAX_SHARE`` of the total, ``dp_sklearn._budget._fit_to_needs``); it keeps
+        ``epsilon`` if that much more budget would change the choice. Otherwise it keeps
+        ``epsilon``.
         """
         epsilon = float(epsilon)
-        if self.bounds is not None or self.strategy not in ("auto", "global") or not np.isfinite(epsilon):
+        if self.bounds is not None or self.strategy not in ("auto", "global", "centered") or not np.isfinite(epsilon):
             return epsilon
         probe = self._probe(epsilon, delta)
-        if probe._resolve_strategy(int(n_samples), int(n_features), None) != "global":
+        strategy = probe._resolve_strategy(int(n_samples), int(n_features), None)
+        if strategy == "centered":
+            need = centered_epsilon(int(n_samples), int(n_features), self._search(), delta, self._centered_z,
+                                    self._centered_first_noise)
+            if need > epsilon and self._probe(need, delta)._resolve_strategy(int(n_samples), int(n_features),
+                                                                             None) != "centered":
+                return epsilon  # more budget would change the choice: keep the allotment
+            return need
+        if strategy != "global":
             return epsilon
         return min(epsilon, global_epsilon(n_samples, n_features, self._search(), self._global_noise))
 
@@ -273,6 +294,9 @@ class DPStandardScaler(_DPTransformerBase):
             return StatisticsPlan(eps0, 0.0, 0.0, "global", event)
         if strategy == "robust":
             return self._robust_plan(n_features)
+        if strategy == "centered":
+            return centered_plan(self.epsilon, self.delta, n_samples, n_features, self._search(), self._centered_z,
+                                 self._centered_first_noise)
         return self._per_feature_plan(n_features, bounds)
 
     def _release(self, X, rng, bounds, plan):
@@ -283,6 +307,8 @@ class DPStandardScaler(_DPTransformerBase):
             return self._release_global(X, rng, plan, search)
         if self.strategy_ == "robust":
             return self._release_robust(X, rng, plan, search)
+        if self.strategy_ == "centered":
+            return self._release_centered(X, rng, plan, search)
         if bounds is None:
             if plan is None:
                 lo, hi = _exact_bounds(X, levels, search, FENCE)
@@ -332,6 +358,19 @@ class DPStandardScaler(_DPTransformerBase):
         self.output_norm_ = float(min(c * np.sqrt(p), np.sqrt(p) * max(-search[0], search[1]) / scale))
         self.output_bound_ = np.full(p, self.output_norm_)
 
+    def _release_centered(self, X, rng, plan, search):
+        """The global scale after one private centering vector (``strategy="centered"``)."""
+        p = X.shape[1]
+        center, _, _ = centered_center(X, plan, rng, search, self._centered_clip)
+        scale = centered_scale(X, center, plan, rng, search)
+        c = np.inf if self.output_clip is None else float(self.output_clip)
+        reach = max(-search[0], search[1]) + (float(np.max(np.abs(center))) if p else 0.0)
+        self.bounds_ = (np.full(p, search[0]), np.full(p, search[1]))
+        self.mean_, self.scale_ = center, np.full(p, scale)
+        self.var_ = np.square(self.scale_)
+        self.output_norm_ = float(min(c * np.sqrt(p), np.sqrt(p) * reach / scale))
+        self.output_bound_ = np.full(p, self.output_norm_)
+
     def transform(self, X, copy=None):
         """Standardize X with the private statistics and clip to the public box.
 
@@ -350,7 +389,7 @@ class DPStandardScaler(_DPTransformerBase):
         """
         X = self._check_transform_input(X)
         Z = (np.clip(X, *self.bounds_) - self.mean_) / self.scale_
-        if self.strategy_ == "global":
+        if self.strategy_ in ("global", "centered"):
             return clip_rows(Z, self.output_norm_)
         return np.clip(Z, -self.output_bound_, self.output_bound_)
 

@@ -1,0 +1,49 @@
+"""Factories for ``DPStandardScaler(strategy="centered")`` (issue 20; tuning half only).
+
+Each factory is the default pipeline (``run.default_private``) with the scaler's centered
+targets changed: ``z`` (Gaussian multiplier), ``k`` (row clip over the released row norm),
+``f`` (Laplace nats of the first release), or the global scale instead (``global_only``).
+"""
+
+from dp_sklearn import DPStandardScaler, make_private_pipeline
+
+from .run import DELTA, column_transformer, dp_model
+
+
+def _make(z=None, k=None, f=None, strategy=None):
+    attrs = {}
+    if z is not None:
+        attrs["_centered_z"] = z
+    if k is not None:
+        attrs["_centered_clip"] = k
+    if f is not None:
+        attrs["_centered_first_noise"] = f
+    cls = type("_Scaler", (DPStandardScaler,), attrs)
+
+    def factory(schema, task, epsilon, delta=DELTA):
+        sc = cls(**({"strategy": strategy} if strategy else {}))
+        return make_private_pipeline(column_transformer(schema, sc), dp_model(schema, task), epsilon=epsilon,
+                                     delta=delta)
+    return factory
+
+
+class _GlobalAuto(DPStandardScaler):
+    """``strategy="auto"`` as before issue 20's centered strategy (global where centered would run)."""
+
+    def _resolve_strategy(self, n_samples, n_features, bounds):
+        s = super()._resolve_strategy(n_samples, n_features, bounds)
+        return "global" if s == "centered" else s
+
+
+def global_only(schema, task, epsilon, delta=DELTA):
+    return make_private_pipeline(column_transformer(schema, _GlobalAuto()), dp_model(schema, task),
+                                 epsilon=epsilon, delta=delta)
+
+
+z7 = _make(z=7.0)
+z14 = _make(z=14.0)
+z20 = _make(z=20.0)
+k1 = _make(k=1.0)
+k2 = _make(k=2.0)
+f05 = _make(f=0.5)
+f2 = _make(f=2.0)
