@@ -12,7 +12,7 @@ from sklearn.pipeline import Pipeline
 from ._composite import children, inner_dp_nodes, is_dp
 from ._release import shares
 
-__all__ = ["DEFAULT_MODEL_SHARE", "NEEDS_MAX_SHARE", "StepBudget", "allotment", "check_budget", "set_budgets"]
+__all__ = ["DEFAULT_MODEL_SHARE", "StepBudget", "allotment", "check_budget", "set_budgets"]
 
 #: share of epsilon given to the final estimator when it and at least one earlier
 #: step are DP; the earlier DP steps share the rest in proportion to the number of columns
@@ -20,12 +20,6 @@ __all__ = ["DEFAULT_MODEL_SHARE", "NEEDS_MAX_SHARE", "StepBudget", "allotment", 
 #: rows and columns it is fitted on returns the difference to the final estimator
 #: (:func:`_fit_to_needs`)
 DEFAULT_MODEL_SHARE = 0.75
-#: the earlier DP steps together may ask for up to this share of epsilon through their
-#: ``_pipeline_epsilon`` hooks (:func:`_fit_to_needs`), more than their default allotment: the
-#: centering release of ``DPStandardScaler(strategy="centered")`` costs a fixed zCDP ``rho``
-#: (``dp_sklearn.preprocessing._centered``) whose epsilon at a step's delta exceeds
-#: ``1 - DEFAULT_MODEL_SHARE`` of small budgets; the model keeps at least ``1 - NEEDS_MAX_SHARE``
-NEEDS_MAX_SHARE = 0.5
 
 StepBudget = namedtuple("StepBudget", "name epsilon delta")
 StepBudget.__doc__ = """The (epsilon, delta) a DP step of a pipeline is set to spend.
@@ -111,26 +105,20 @@ def _known_column_count(pipeline, path, n_features):
 def _fit_to_needs(pipeline, nodes, weights, epsilon, leaf_delta, n_samples, n_features):
     """Default split only: each earlier DP leaf with a ``_pipeline_epsilon`` hook keeps what it needs.
 
-    ``leaf._pipeline_epsilon(epsilon_i, delta_i, n_samples, n_columns)`` returns what it needs,
-    from public values only (the rows, the columns it reads, the budget, its hyperparameters).
-    A step keeps ``min(need, cap_i)`` with ``cap_i = max(epsilon_i, NEEDS_MAX_SHARE epsilon w_i /
-    sum(w))`` (``w`` the default weights of the earlier DP steps): at most its default allotment,
-    or its proportional part of ``NEEDS_MAX_SHARE`` when that is larger; the rest goes to the final
-    estimator. ``DPStandardScaler`` gives back all but what its one global scale needs when that
-    is what it would run (``dp_sklearn.preprocessing._global.global_epsilon``) and asks for the
-    cost of its targets when it would run ``strategy="centered"``
-    (``dp_sklearn.preprocessing._centered.centered_epsilon``).
+    ``leaf._pipeline_epsilon(epsilon_i, delta_i, n_samples, n_columns)`` returns at most
+    ``epsilon_i`` (its default allotment), from public values only (the rows, the columns it
+    reads, the budget, its hyperparameters); what it gives back goes to the final estimator.
+    ``DPStandardScaler`` gives back all but what its one global scale needs when that is what it
+    would run (``dp_sklearn.preprocessing._global.global_epsilon``).
     """
     out = list(weights)
-    pre = float(sum(weights[:-1]))
     for i, (path, leaf) in enumerate(nodes[:-1]):
         hook = getattr(leaf, "_pipeline_epsilon", None)
         cols = _known_column_count(pipeline, path, n_features)
         if hook is None or cols is None or cols < 1:
             continue
-        cap = max(weights[i], NEEDS_MAX_SHARE * weights[i] / pre) if pre > 0 else weights[i]
         need = float(hook(out[i] * epsilon, leaf_delta, int(n_samples), int(cols)))
-        out[i] = min(cap, max(need, 0.0) / epsilon)
+        out[i] = min(out[i], max(need, 0.0) / epsilon)
     out[-1] = 1.0 - sum(out[:-1])
     return out
 

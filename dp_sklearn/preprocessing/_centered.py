@@ -55,7 +55,8 @@ from .. import _noise
 from ._global import GLOBAL_NOISE, GLOBAL_ROW_NORM, clip_rows, global_log_width, global_scale
 
 __all__ = ["CENTERED_CLIP", "CENTERED_FIRST_NOISE", "CENTERED_Z", "CenteredPlan", "centered_center",
-           "centered_epsilon", "centered_plan", "centered_scale", "prefer_centered", "shrink"]
+           "centered_epsilon", "centered_plan", "centered_scale", "noisy_mean", "prefer_centered",
+           "shrink"]
 
 #: Gaussian noise multiplier (standard deviation over the l2 sensitivity ``2 C / n``) of the
 #: centering release at its target (chosen on the tuning half of ``benchmarks/tabular``;
@@ -188,10 +189,32 @@ def centered_center(X, plan, rng, search, clip=CENTERED_CLIP):
         return Xc.mean(axis=0), np.inf, 0.0
     m1 = global_scale(X, plan.epsilon_1, rng, search) * GLOBAL_ROW_NORM * np.sqrt(p)
     bound = float(clip) * m1
-    sensitivity = 2.0 * bound / n
-    sigma = plan.z * sensitivity
-    mhat = _noise.add_gaussian(rng, clip_rows(Xc, bound).mean(axis=0), sigma, sensitivity)
+    mhat, sigma = noisy_mean(Xc, bound, plan.z, rng)
     return shrink(mhat, sigma), bound, sigma
+
+
+def noisy_mean(X, bound, z, rng):
+    """The Gaussian release of the mean of the rows of ``X`` clipped to the l2 norm ``bound``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    bound : float
+        ``C`` (public or released), > 0.
+    z : float
+        Noise multiplier: the noise's standard deviation per coordinate is ``z 2 C / n``, ``2 C /
+        n`` the replace-one l2 sensitivity of the mean of rows of norm at most ``C``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    mhat : ndarray of shape (n_features,)
+    sigma : float
+        ``z 2 C / n``.
+    """
+    sensitivity = 2.0 * float(bound) / X.shape[0]
+    sigma = float(z) * sensitivity
+    return _noise.add_gaussian(rng, clip_rows(X, bound).mean(axis=0), sigma, sensitivity), sigma
 
 
 def centered_scale(X, center, plan, rng, search):

@@ -258,12 +258,10 @@ class DPStandardScaler(_DPTransformerBase):
         scaler keeps ``min(epsilon, global_epsilon(n_samples, n_features, search_range))``: the
         budget at which the released log scale has Laplace noise ``GLOBAL_NOISE`` nats; the rest
         goes to the model. Less budget cannot turn the global choice into another one (the
-        criteria of ``"auto"`` grow with epsilon). When it would run ``"centered"`` it asks for
-        ``centered_epsilon`` (``dp_sklearn.preprocessing._centered``): the epsilon at ``delta`` of
-        its targets' zCDP cost, which may exceed ``epsilon`` (the pipeline grants it up to
-        ``NEEDS_MAX_SHARE`` of the total, ``dp_sklearn._budget._fit_to_needs``); it keeps
-        ``epsilon`` if that much more budget would change the choice. Otherwise it keeps
-        ``epsilon``.
+        criteria of ``"auto"`` grow with epsilon). When it would run ``"centered"`` it keeps
+        ``min(epsilon, centered_epsilon(...))`` (``dp_sklearn.preprocessing._centered``: the
+        cost of its targets at ``delta``); below the targets its three releases share ``epsilon``
+        in the targets' proportions. Otherwise it keeps ``epsilon``.
         """
         epsilon = float(epsilon)
         if self.bounds is not None or self.strategy not in ("auto", "global", "centered") or not np.isfinite(epsilon):
@@ -273,10 +271,7 @@ class DPStandardScaler(_DPTransformerBase):
         if strategy == "centered":
             need = centered_epsilon(int(n_samples), int(n_features), self._search(), delta, self._centered_z,
                                     self._centered_first_noise)
-            if need > epsilon and self._probe(need, delta)._resolve_strategy(int(n_samples), int(n_features),
-                                                                             None) != "centered":
-                return epsilon  # more budget would change the choice: keep the allotment
-            return need
+            return min(epsilon, need)
         if strategy != "global":
             return epsilon
         return min(epsilon, global_epsilon(n_samples, n_features, self._search(), self._global_noise))
