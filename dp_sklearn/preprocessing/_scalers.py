@@ -46,7 +46,7 @@ class DPStandardScaler(_DPTransformerBase):
         (n_features,), in the units of X. ``None`` spends ``bounds_share`` of
         the budget on a private range per feature, or (see ``strategy``) all
         of it on one global scale.
-    strategy : {"auto", "per_feature", "robust", "global"}, default="auto"
+    strategy : {"auto", "per_feature", "robust", "global", "centered"}, default="auto"
         Used when ``bounds=None``. ``"per_feature"``: private ranges (``2 n_features``
         quantiles at ``quantile_range``, ``bounds_share`` of the budget), then private means
         and variances per feature. ``"robust"``: the whole budget on ``2 n_features``
@@ -59,12 +59,23 @@ class DPStandardScaler(_DPTransformerBase):
         ``output_clip sqrt(n_features)``: the feature scales relative to each other are
         those of X; inside ``make_private_pipeline`` with the default split it keeps only the
         epsilon at which that release has Laplace noise ``GLOBAL_NOISE = 0.3`` nats
-        (``_pipeline_epsilon``), the model the rest. ``"auto"``: ``"per_feature"`` when the
+        (``_pipeline_epsilon``), the model the rest. ``"centered"`` (``delta > 0`` only; with
+        ``delta=0`` a ValueError): ``"global"`` after one private centering vector
+        (``dp_sklearn.preprocessing._centered``): a first global row-norm release sets the
+        row clip ``C = CENTERED_CLIP`` times it, the mean of the rows clipped to l2 norm ``C``
+        is released by the Gaussian mechanism (standard deviation ``z 2 C / n`` per
+        coordinate, in the units of X) and shrunk towards 0 coordinate-wise (positive-part
+        James-Stein), and the common scale is released again on the centered rows; ``mean_``
+        is the shrunk mean; the three epsilons (two Laplace, one Gaussian at ``delta``) add up
+        to at most ``epsilon``, in the proportions of their targets (``CENTERED_FIRST_NOISE``
+        and ``GLOBAL_NOISE`` nats, ``z = CENTERED_Z``) and never beyond them; inside
+        ``make_private_pipeline`` with the default split it keeps at most its allotment.
+        ``"auto"``: ``"per_feature"`` when the
         public criterion ``epsilon_q q n_samples / 4 > 6`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
         quantile level; twice the ranks the quantiles need, ``PER_FEATURE_MARGIN``), else
         ``"robust"`` when ``epsilon_q 0.5 n_samples / 4 > 3`` holds for its median level
         and its own ``epsilon_q`` (about four times fewer rows than ``"per_feature"``
-        needs), else ``"global"``. The choice depends on public values only;
+        needs), else ``"centered"`` when ``delta > 0``, else ``"global"``. The choice depends on public values only;
         ``strategy_`` says which ran. Costs and measurements: ``docs/privacy.md``.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
@@ -122,7 +133,8 @@ class DPStandardScaler(_DPTransformerBase):
     n_samples_seen_ : int
         Number of samples (public).
     strategy_ : str
-        ``"public_bounds"``, ``"per_feature"``, ``"robust"`` or ``"global"`` (public).
+        ``"public_bounds"``, ``"per_feature"``, ``"robust"``, ``"global"`` or ``"centered"``
+        (public).
     quantile_range_ : tuple of float or None
         The quantile levels of the private range (``strategy_="per_feature"``), else None.
 
