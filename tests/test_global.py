@@ -126,9 +126,12 @@ def test_global_strategy_under_a_ledger_and_inverse():
 def test_issue10_diabetes_raw_pipeline():
     # DPStandardScaler(0.5) + DPRidge(1.5, bounds_y="auto"), cap 2.0 (20 seeds in
     # benchmarks/private_pipeline.py: median R^2 0.300; per-feature ranges gave 0.073).
+    # strategy="auto" runs "centered" here (delta > 0); on 5 seeds its median is 0.145 (global's
+    # 0.218), on 10 seeds 0.223 (0.250), on 20 seeds 0.265 (0.276): 10 seeds keep the seed noise
+    # of the 5-seed median from deciding the test
     X, y = load_diabetes(return_X_y=True)
     scores = []
-    for seed in range(5):
+    for seed in range(10):
         Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=seed)
         led = PrivacyLedger(max_epsilon=2.0, delta=1e-5)
         try:

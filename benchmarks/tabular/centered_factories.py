@@ -54,9 +54,11 @@ k3 = _make(k=3.0)
 f03k3 = _make(f=0.3, k=3.0)
 f03k2z15 = _make(f=0.3, k=2.0, z=15.0)
 f03k2z7 = _make(f=0.3, k=2.0, z=7.0)
-# (the rounds of /tmp/centered_x4 also had "_all" variants, identical to these since the rule
-# lost its multiplier threshold: f03k2z15, f03k2z20, f03k2z25, f02k2z15, f03k15z15)
 f03k2z20 = _make(f=0.3, k=2.0, z=20.0)
 f03k2z25 = _make(f=0.3, k=2.0, z=25.0)
 f02k2z15 = _make(f=0.2, k=2.0, z=15.0)
 f03k15z15 = _make(f=0.3, k=1.5, z=15.0)
+# results/tuning_centered.* ran these under "_all" names, when auto still had a threshold on the
+# planned multiplier that they lifted; auto has no such threshold now, so they are the same
+f03k2z15_all, f03k2z20_all, f03k2z25_all = f03k2z15, f03k2z20, f03k2z25
+f02k2z15_all, f03k15z15_all = f02k2z15, f03k15z15
