@@ -1,6 +1,6 @@
 """DPStandardScaler(strategy="centered"): the global scale after one private Gaussian centering vector
-(preprocessing/_centered.py): calibration, the composed event, an audit with a negative control, the
-public choice of strategy="auto" and the pipeline's default split."""
+(preprocessing/_centered.py): calibration, the composed event, an audit with a negative control,
+strategy="auto" never choosing it, and the pipeline's default split."""
 
 import numpy as np
 import pytest
@@ -13,8 +13,8 @@ from dp_sklearn._budget import allotment
 from dp_sklearn.pipeline import make_private_pipeline
 from dp_sklearn.preprocessing import DPStandardScaler
 from dp_sklearn.preprocessing._centered import (CENTERED_FIRST_NOISE, CENTERED_Z, centered_epsilon, centered_plan,
-                                                noisy_mean, prefer_centered, shrink)
-from dp_sklearn.preprocessing._global import GLOBAL_NOISE, global_log_width
+                                                noisy_mean, shrink)
+from dp_sklearn.preprocessing._global import GLOBAL_NOISE, global_epsilon, global_log_width
 
 SEARCH = (-1e6, 1e6)
 
@@ -112,15 +112,31 @@ def test_centering_audit_negative_control_is_caught():
     assert res.epsilon_lower > 1.0
 
 
-def test_auto_rule_reads_public_values_only():
+# (n_samples, n_features, epsilon, delta) -> what strategy="auto" chooses on main (tests/test_global.py,
+# tests/test_robust.py): the centered strategy is opt-in and never changes that choice
+AUTO_SHAPES = [((398, 30), 0.25, 1e-6, "global"), ((398, 30), 0.25, 0.0, "global"),
+               ((309, 10), 1.25, 2.5e-6, "robust"), ((309, 10), 0.25, 2.5e-6, "global"),
+               ((20_000, 10), 1.0, 1e-5, "per_feature"), ((300, 4), 0.25, 1e-5, "global")]
+
+
+@pytest.mark.parametrize("shape, eps, delta, expected", AUTO_SHAPES)
+def test_auto_never_picks_centered(shape, eps, delta, expected):
+    sc = DPStandardScaler(epsilon=eps, delta=delta, random_state=0)
+    assert sc._resolve_strategy(*shape, None) == expected
+    for n_samples in (50, 300, 2000):
+        for e in (0.05, 0.5, 2.0, 10.0):
+            for d in (0.0, 1e-6, 1e-3):
+                pick = DPStandardScaler(epsilon=e, delta=d)._resolve_strategy(n_samples, shape[1], None)
+                assert pick in ("per_feature", "robust", "global")
+
+
+def test_auto_on_data_where_global_runs_is_the_global_scale():
     X = np.random.default_rng(3).lognormal(size=(398, 30))
     a = DPStandardScaler(epsilon=0.25, delta=1e-6, random_state=0).fit(X)
     b = DPStandardScaler(epsilon=0.25, delta=1e-6, random_state=0).fit(-3.0 * X + 7.0)
-    assert a.strategy_ == b.strategy_ == "centered" and a.dp_event_ == b.dp_event_
-    # pure DP: the Gaussian centering is not offered, auto keeps the global scale
-    assert DPStandardScaler(epsilon=0.25, delta=0.0, random_state=0).fit(X).strategy_ == "global"
-    assert prefer_centered(398, 30, 0.25, 1e-6) and not prefer_centered(398, 30, 0.25, 0.0)
-    assert not prefer_centered(398, 30, np.inf, 1e-6)
+    assert a.strategy_ == b.strategy_ == "global" and a.dp_event_ == b.dp_event_ == dp_event.LaplaceDpEvent(4.0)
+    c = DPStandardScaler(epsilon=0.25, delta=1e-6, strategy="centered", random_state=0).fit(X)
+    assert c.strategy_ == "centered" and len(c.dp_event_.events) == 3
 
 
 def test_centered_under_pure_dp_is_refused_before_any_budget():
@@ -138,13 +154,14 @@ def test_centered_under_pure_dp_is_refused_before_any_budget():
 
 
 def test_pipeline_default_split_and_tight_dry_run():
-    """The default split keeps at most the scaler's allotment for the centered plan; the tight
-    composition's dry runs on stand-in data plan the same centered event the fit releases."""
+    """With strategy="centered" the default split keeps at most the scaler's allotment for the
+    centered plan; the tight composition's dry runs on stand-in data plan the same centered event
+    the fit releases. strategy="auto" keeps the global scale's need there, as on main."""
     rng = np.random.default_rng(5)
     X = rng.normal([1970.0, 3000.0, 20.0, 5.0], [4.0, 800.0, 3.0, 1.0], size=(300, 4))
     y = (X[:, 1] + 300 * rng.normal(size=300) > 3000).astype(int)
-    pipe = make_private_pipeline(DPStandardScaler(random_state=0), DPLogisticRegression(random_state=0),
-                                 epsilon=1.0, delta=1e-5)
+    pipe = make_private_pipeline(DPStandardScaler(strategy="centered", random_state=0),
+                                 DPLogisticRegression(random_state=0), epsilon=1.0, delta=1e-5)
     split = allotment(pipe, 1.0, 1e-5, None, 300, 4)
     need = centered_epsilon(300, 4, SEARCH, 1e-5 / 4)
     assert split[0].epsilon == pytest.approx(min(0.25, need), rel=1e-9)
@@ -152,3 +169,7 @@ def test_pipeline_default_split_and_tight_dry_run():
     sc = pipe.steps[0][1]
     assert sc.strategy_ == "centered" and len(sc.dp_event_.events) == 3
     assert pipe.score(X, y) > 0.6
+    auto = make_private_pipeline(DPStandardScaler(random_state=0), DPLogisticRegression(random_state=0),
+                                 epsilon=1.0, delta=1e-5)
+    split = allotment(auto, 1.0, 1e-5, None, 300, 4)
+    assert split[0].epsilon == pytest.approx(min(0.25, global_epsilon(300, 4, SEARCH)), rel=1e-9)

@@ -118,15 +118,14 @@ def test_regression_pipeline_under_one_ledger():
         led.delete()
 
 
-def _acceptance_accuracy(bounds, seeds, strategy="auto"):
+def _acceptance_accuracy(bounds, seeds):
     _quiet()
     accs, totals = [], []
     for seed in seeds:
         Xtr, Xte, ytr, yte = train_test_split(X_BC, Y_BC, test_size=0.3, random_state=seed)
         led = PrivacyLedger(max_epsilon=1.0, delta=1e-5)
         pipe = make_pipeline(
-            DPStandardScaler(epsilon=0.25, delta=1e-6, bounds=bounds, strategy=strategy, ledger=led,
-                             random_state=seed),
+            DPStandardScaler(epsilon=0.25, delta=1e-6, bounds=bounds, ledger=led, random_state=seed),
             DPLogisticRegression(epsilon=0.75, delta=1e-6, ledger=led, random_state=seed),
         ).fit(Xtr, ytr)
         accs.append(pipe.score(Xte, yte))
@@ -145,12 +144,10 @@ def test_issue10_breast_cancer_with_public_bounds():
 
 def test_issue10_breast_cancer_acceptance_as_stated():
     # bounds=None at n=398, epsilon 0.25: per-feature ranges are out of reach, so
-    # strategy="auto" ran the global scale (benchmarks/private_pipeline.py, 20 seeds;
+    # strategy="auto" runs the global scale (benchmarks/private_pipeline.py, 20 seeds;
     # per-feature ranges gave 0.632, the trivial predictor). 10 seeds: one seed's 171 test
-    # rows vary by about 0.03. With delta > 0 "auto" now runs "centered" there, which scores
-    # 0.819 on these 10 seeds (the plan gets about 0.39 of its targets at epsilon 0.25; see the
-    # "centered" row of benchmarks/tabular/README.md): this test keeps the global scale it states.
-    acc, total = _acceptance_accuracy(None, range(10), strategy="global")
+    # rows vary by about 0.03.
+    acc, total = _acceptance_accuracy(None, range(10))
     assert total <= 1.0
     assert acc >= 0.85
 
@@ -237,8 +234,7 @@ def test_default_split_gives_the_model_what_a_global_scale_does_not_need():
     need = global_epsilon(n, p, (-1e6, 1e6))  # 0.241 < 0.25
     model = DPLogisticRegression(classes=[0, 1], random_state=0)
     for eps in (1.0, 2.0):
-        # strategy="global" (with delta > 0 "auto" runs "centered" here, tests/test_centered.py)
-        pipe = make_private_pipeline(DPStandardScaler(strategy="global"), model, epsilon=eps, composition="basic")
+        pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=eps, composition="basic")
         assert [b.epsilon for b in budget_split(pipe)] == pytest.approx([0.25 * eps, 0.75 * eps])
         pipe.fit(X, y)
         assert pipe[0].strategy_ == "global"
@@ -246,8 +242,7 @@ def test_default_split_gives_the_model_what_a_global_scale_does_not_need():
         assert pipe[0].epsilon_ == pytest.approx(need) and pipe[-1].epsilon_ == pytest.approx(eps - need)
         assert pipe[0].dp_event_ == dp_event.LaplaceDpEvent(1.0 / need)
     # at epsilon 0.5 the default 0.125 is below the need: unchanged
-    pipe = make_private_pipeline(DPStandardScaler(strategy="global"), model, epsilon=0.5,
-                                 composition="basic").fit(X, y)
+    pipe = make_private_pipeline(DPStandardScaler(), model, epsilon=0.5, composition="basic").fit(X, y)
     assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([0.125, 0.375])
     # many rows: per-feature statistics, which keep their share
     big = np.resize(X, (5000, p))
@@ -260,7 +255,7 @@ def test_default_split_gives_the_model_what_a_global_scale_does_not_need():
         pipe = make_private_pipeline(scaler, model, epsilon=1.0, split=split, composition="basic").fit(X, y)
         assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([0.25, 0.75])
     # inside a ColumnTransformer: p is the length of the explicit column list
-    ct = ColumnTransformer([("num", DPStandardScaler(strategy="global"), [0, 1, 2, 3])], remainder="drop")
+    ct = ColumnTransformer([("num", DPStandardScaler(), [0, 1, 2, 3])], remainder="drop")
     pipe = make_private_pipeline(ct, model, epsilon=1.0, composition="basic").fit(X, y)
     need4 = global_epsilon(n, 4, (-1e6, 1e6))
     assert [b.epsilon for b in pipe.budget_split_] == pytest.approx([need4, 1.0 - need4])

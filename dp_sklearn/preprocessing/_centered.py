@@ -31,8 +31,9 @@ tighter (PLD). The targets (the two Laplace noises and ``z = CENTERED_Z``) cost
 factor, a fit at a larger one spends only the targets (beyond them a better centering does not
 help a model, and inside a pipeline the rest goes to the model; ``epsilon_`` still states the
 ``epsilon`` asked for, an upper bound).
-``delta = 0`` is refused (the Gaussian needs ``delta > 0``); ``strategy="auto"`` then keeps
-the global scale. Everything is a function of public values (n, n_features, the budget, the
+``delta = 0`` is refused (the Gaussian needs ``delta > 0``). The strategy is opt-in:
+``strategy="auto"`` never picks it (where per-feature statistics are out of reach it runs the
+global scale; evidence in ``benchmarks/tabular/README.md``). Everything is a function of public values (n, n_features, the budget, the
 search range) and of the released statistics.
 
 References
@@ -56,8 +57,7 @@ from .. import _noise
 from ._global import GLOBAL_NOISE, GLOBAL_ROW_NORM, clip_rows, global_log_width, global_scale
 
 __all__ = ["CENTERED_CLIP", "CENTERED_FIRST_NOISE", "CENTERED_Z", "CenteredPlan", "centered_center",
-           "centered_epsilon", "centered_plan", "centered_scale", "noisy_mean", "prefer_centered",
-           "shrink"]
+           "centered_epsilon", "centered_plan", "centered_scale", "noisy_mean", "shrink"]
 
 #: Gaussian noise multiplier (standard deviation over the l2 sensitivity ``2 C / n``) of the
 #: centering release at its target (chosen on the tuning half of ``benchmarks/tabular``;
@@ -93,18 +93,6 @@ class CenteredPlan:
     @property
     def quantile_epsilon(self):  # the scaler's shared fit template reads it; no quantile here
         return 0.0
-
-
-def prefer_centered(n_samples, n_features, epsilon, delta):
-    """Public rule of ``strategy="auto"`` where per-feature statistics are out of reach: centered or global.
-
-    ``"centered"`` whenever ``delta > 0`` (its Gaussian release needs it) and ``epsilon`` is
-    finite. On the tuning half of ``benchmarks/tabular`` the centered strategy scored above the
-    global scale, on average, at total epsilon 0.5 and 1 and level at 2, on the datasets where
-    the global scale runs; a threshold on its planned multiplier gained nothing there
-    (evidence in its README). Public values only.
-    """
-    return float(delta) > 0.0 and bool(np.isfinite(epsilon))
 
 
 def _targets(n_samples, n_features, search, delta, z=CENTERED_Z, first_noise=CENTERED_FIRST_NOISE):

@@ -21,7 +21,7 @@ from .._private_stats import (
 from ._robust import ROBUST_REACH, prefer_per_feature, robust_center_scale, robust_feasible
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
 from ._global import GLOBAL_NOISE, auto_quantile_level, clip_rows, global_epsilon, global_event, global_scale
-from ._centered import CENTERED_CLIP, CENTERED_FIRST_NOISE, CENTERED_Z, centered_center, centered_epsilon, centered_plan, centered_scale, prefer_centered
+from ._centered import CENTERED_CLIP, CENTERED_FIRST_NOISE, CENTERED_Z, centered_center, centered_epsilon, centered_plan, centered_scale
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -70,12 +70,20 @@ class DPStandardScaler(_DPTransformerBase):
         to at most ``epsilon``, in the proportions of their targets (``CENTERED_FIRST_NOISE``
         and ``GLOBAL_NOISE`` nats, ``z = CENTERED_Z``) and never beyond them; inside
         ``make_private_pipeline`` with the default split it keeps at most its allotment.
+        ``"centered"`` is opt-in: ``"auto"`` never picks it. It splits the scaler's
+        ``epsilon`` over three releases where ``"global"`` spends it on one, and spends
+        ``delta``, so its common scale is noisier than ``"global"``'s; it may
+        help on mixed-unit data (features whose mean is large against their spread: years,
+        prices) at small ``n_samples``, where ``"auto"`` falls back to ``"global"``. On the
+        tuning half of ``benchmarks/tabular`` it did not beat ``"global"`` beyond seed noise
+        and on some sets scored below it (``benchmarks/tabular/results/tuning_centered.md``,
+        ``checking_centered.md``; evidence row in ``benchmarks/tabular/README.md``).
         ``"auto"``: ``"per_feature"`` when the
         public criterion ``epsilon_q q n_samples / 4 > 6`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
         quantile level; twice the ranks the quantiles need, ``PER_FEATURE_MARGIN``), else
         ``"robust"`` when ``epsilon_q 0.5 n_samples / 4 > 3`` holds for its median level
         and its own ``epsilon_q`` (about four times fewer rows than ``"per_feature"``
-        needs), else ``"centered"`` when ``delta > 0``, else ``"global"``. The choice depends on public values only;
+        needs), else ``"global"``; it never picks ``"centered"``. The choice depends on public values only;
         ``strategy_`` says which ran. Costs and measurements: ``docs/privacy.md``.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
@@ -257,9 +265,7 @@ class DPStandardScaler(_DPTransformerBase):
         level = self._levels(n_samples, n_features)[0]
         if prefer_per_feature(eps_q, level, n_samples):
             return "per_feature"
-        if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples):
-            return "robust"
-        return "centered" if prefer_centered(n_samples, n_features, self.epsilon, self.delta) else "global"
+        return "robust" if robust_feasible(self._robust_plan(n_features).quantile_epsilon, n_samples) else "global"
 
     def _pipeline_epsilon(self, epsilon, delta, n_samples, n_features):
         """What of a pipeline's default allotment ``epsilon`` this scaler needs (public values only).
@@ -270,10 +276,11 @@ class DPStandardScaler(_DPTransformerBase):
         scaler keeps ``min(epsilon, global_epsilon(n_samples, n_features, search_range))``: the
         budget at which the released log scale has Laplace noise ``GLOBAL_NOISE`` nats; the rest
         goes to the model. Less budget cannot turn the global choice into another one (the
-        criteria of ``"auto"`` grow with epsilon). When it would run ``"centered"`` it keeps
-        ``min(epsilon, centered_epsilon(...))`` (``dp_sklearn.preprocessing._centered``: the
-        cost of its targets at ``delta``); below the targets its three releases share ``epsilon``
-        in the targets' proportions. Otherwise it keeps ``epsilon``.
+        criteria of ``"auto"`` grow with epsilon). With ``strategy="centered"`` (never chosen by
+        ``"auto"``) it keeps ``min(epsilon, centered_epsilon(...))``
+        (``dp_sklearn.preprocessing._centered``: the cost of its targets at ``delta``); below the
+        targets its three releases share ``epsilon`` in the targets' proportions. Otherwise it
+        keeps ``epsilon``.
         """
         epsilon = float(epsilon)
         if self.bounds is not None or self.strategy not in ("auto", "global", "centered") or not np.isfinite(epsilon):
