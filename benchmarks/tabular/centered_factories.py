@@ -1,13 +1,25 @@
 """Factories for ``DPStandardScaler(strategy="centered")`` (issue 20; tuning half only).
 
-Each factory is the default pipeline (``run.default_private``) with the scaler's centered
-targets changed: ``z`` (Gaussian multiplier), ``k`` (row clip over the released row norm),
-``f`` (Laplace nats of the first release), or the global scale instead (``global_only``).
+``strategy="centered"`` is opt-in (``strategy="auto"`` never picks it). The variants below are
+the default pipeline (``run.default_private``) with the scaler's ``"auto"`` taking
+``"centered"`` wherever it runs ``"global"`` (and ``delta > 0``), as the branch that tuned it
+did, with the centered targets changed: ``z`` (Gaussian multiplier), ``k`` (row clip over the
+released row norm), ``f`` (Laplace nats of the first release); ``global_only`` is the plain
+default (``"auto"`` as it is).
 """
 
 from dp_sklearn import DPStandardScaler, make_private_pipeline
 
 from .run import DELTA, column_transformer, dp_model
+
+
+class _CenteredAuto(DPStandardScaler):
+    """``strategy="auto"`` with ``"centered"`` where it would run ``"global"`` and ``delta > 0``."""
+
+    def _resolve_strategy(self, n_samples, n_features, bounds):
+        s = super()._resolve_strategy(n_samples, n_features, bounds)
+        centered = s == "global" and self.strategy == "auto" and float(self.delta) > 0.0
+        return "centered" if centered else s
 
 
 def _make(z=None, k=None, f=None, strategy=None):
@@ -18,7 +30,7 @@ def _make(z=None, k=None, f=None, strategy=None):
         attrs["_centered_clip"] = k
     if f is not None:
         attrs["_centered_first_noise"] = f
-    cls = type("_Scaler", (DPStandardScaler,), attrs)
+    cls = type("_Scaler", (_CenteredAuto,), attrs)
 
     def factory(schema, task, epsilon, delta=DELTA):
         sc = cls(**({"strategy": strategy} if strategy else {}))
@@ -27,16 +39,8 @@ def _make(z=None, k=None, f=None, strategy=None):
     return factory
 
 
-class _GlobalAuto(DPStandardScaler):
-    """``strategy="auto"`` as before issue 20's centered strategy (global where centered would run)."""
-
-    def _resolve_strategy(self, n_samples, n_features, bounds):
-        s = super()._resolve_strategy(n_samples, n_features, bounds)
-        return "global" if s == "centered" else s
-
-
 def global_only(schema, task, epsilon, delta=DELTA):
-    return make_private_pipeline(column_transformer(schema, _GlobalAuto()), dp_model(schema, task),
+    return make_private_pipeline(column_transformer(schema, DPStandardScaler()), dp_model(schema, task),
                                  epsilon=epsilon, delta=delta)
 
 
