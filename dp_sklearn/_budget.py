@@ -109,7 +109,9 @@ def _fit_to_needs(pipeline, nodes, weights, epsilon, leaf_delta, n_samples, n_fe
     ``epsilon_i`` (its default allotment), from public values only (the rows, the columns it
     reads, the budget, its hyperparameters); what it gives back goes to the final estimator.
     ``DPStandardScaler`` gives back all but what its one global scale needs when that is what it
-    would run (``dp_sklearn.preprocessing._global.global_epsilon``).
+    would run (``dp_sklearn.preprocessing._global.global_epsilon``), and all but the cost of its
+    targets when it is given ``strategy="centered"`` (``"auto"`` never runs it)
+    (``dp_sklearn.preprocessing._centered.centered_epsilon``).
     """
     out = list(weights)
     for i, (path, leaf) in enumerate(nodes[:-1]):

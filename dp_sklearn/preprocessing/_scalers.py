@@ -21,6 +21,7 @@ from .._private_stats import (
 from ._robust import ROBUST_REACH, prefer_per_feature, robust_center_scale, robust_feasible
 from ._base import MEAN_SHARE, _DPTransformerBase, _exact_bounds, _std_noise_level
 from ._global import GLOBAL_NOISE, auto_quantile_level, clip_rows, global_epsilon, global_event, global_scale
+from ._centered import CENTERED_CLIP, CENTERED_FIRST_NOISE, CENTERED_Z, centered_center, centered_epsilon, centered_plan, centered_scale
 
 
 class DPStandardScaler(_DPTransformerBase):
@@ -45,7 +46,7 @@ class DPStandardScaler(_DPTransformerBase):
         (n_features,), in the units of X. ``None`` spends ``bounds_share`` of
         the budget on a private range per feature, or (see ``strategy``) all
         of it on one global scale.
-    strategy : {"auto", "per_feature", "robust", "global"}, default="auto"
+    strategy : {"auto", "per_feature", "robust", "global", "centered"}, default="auto"
         Used when ``bounds=None``. ``"per_feature"``: private ranges (``2 n_features``
         quantiles at ``quantile_range``, ``bounds_share`` of the budget), then private means
         and variances per feature. ``"robust"``: the whole budget on ``2 n_features``
@@ -58,12 +59,31 @@ class DPStandardScaler(_DPTransformerBase):
         ``output_clip sqrt(n_features)``: the feature scales relative to each other are
         those of X; inside ``make_private_pipeline`` with the default split it keeps only the
         epsilon at which that release has Laplace noise ``GLOBAL_NOISE = 0.3`` nats
-        (``_pipeline_epsilon``), the model the rest. ``"auto"``: ``"per_feature"`` when the
+        (``_pipeline_epsilon``), the model the rest. ``"centered"`` (``delta > 0`` only; with
+        ``delta=0`` a ValueError): ``"global"`` after one private centering vector
+        (``dp_sklearn.preprocessing._centered``): a first global row-norm release sets the
+        row clip ``C = CENTERED_CLIP`` times it, the mean of the rows clipped to l2 norm ``C``
+        is released by the Gaussian mechanism (standard deviation ``z 2 C / n`` per
+        coordinate, in the units of X) and shrunk towards 0 coordinate-wise (positive-part
+        James-Stein), and the common scale is released again on the centered rows; ``mean_``
+        is the shrunk mean; the three epsilons (two Laplace, one Gaussian at ``delta``) add up
+        to at most ``epsilon``, in the proportions of their targets (``CENTERED_FIRST_NOISE``
+        and ``GLOBAL_NOISE`` nats, ``z = CENTERED_Z``) and never beyond them; inside
+        ``make_private_pipeline`` with the default split it keeps at most its allotment.
+        ``"centered"`` is opt-in: ``"auto"`` never picks it. It splits the scaler's
+        ``epsilon`` over three releases where ``"global"`` spends it on one, and spends
+        ``delta``, so its common scale is noisier than ``"global"``'s; it may
+        help on mixed-unit data (features whose mean is large against their spread: years,
+        prices) at small ``n_samples``, where ``"auto"`` falls back to ``"global"``. On the
+        tuning half of ``benchmarks/tabular`` it did not beat ``"global"`` beyond seed noise
+        and on some sets scored below it (``benchmarks/tabular/results/tuning_centered.md``,
+        ``checking_centered.md``; evidence row in ``benchmarks/tabular/README.md``).
+        ``"auto"``: ``"per_feature"`` when the
         public criterion ``epsilon_q q n_samples / 4 > 6`` holds (``epsilon_q`` its per-quantile budget, ``q`` the lower
         quantile level; twice the ranks the quantiles need, ``PER_FEATURE_MARGIN``), else
         ``"robust"`` when ``epsilon_q 0.5 n_samples / 4 > 3`` holds for its median level
         and its own ``epsilon_q`` (about four times fewer rows than ``"per_feature"``
-        needs), else ``"global"``. The choice depends on public values only;
+        needs), else ``"global"``; it never picks ``"centered"``. The choice depends on public values only;
         ``strategy_`` says which ran. Costs and measurements: ``docs/privacy.md``.
     search_range : tuple (low, high), default=(-1e6, 1e6)
         Public range searched when ``bounds=None``; it must contain the data.
@@ -121,7 +141,8 @@ class DPStandardScaler(_DPTransformerBase):
     n_samples_seen_ : int
         Number of samples (public).
     strategy_ : str
-        ``"public_bounds"``, ``"per_feature"``, ``"robust"`` or ``"global"`` (public).
+        ``"public_bounds"``, ``"per_feature"``, ``"robust"``, ``"global"`` or ``"centered"``
+        (public).
     quantile_range_ : tuple of float or None
         The quantile levels of the private range (``strategy_="per_feature"``), else None.
 
@@ -187,12 +208,14 @@ class DPStandardScaler(_DPTransformerBase):
     _atom_weight = ATOM_WEIGHT
     #: Laplace scale in nats of the global scale's log that a pipeline's default split buys
     _global_noise = GLOBAL_NOISE
+    #: targets of ``strategy="centered"`` (``dp_sklearn.preprocessing._centered``)
+    _centered_z, _centered_clip, _centered_first_noise = CENTERED_Z, CENTERED_CLIP, CENTERED_FIRST_NOISE
 
     _parameter_constraints: dict = {
         **_DPTransformerBase._parameter_constraints,
         "bounds_share": [Interval(Real, 0, 1, closed="neither")],
         "output_clip": [Interval(Real, 0, None, closed="neither"), None],
-        "strategy": [StrOptions({"auto", "per_feature", "robust", "global"})],
+        "strategy": [StrOptions({"auto", "per_feature", "robust", "global", "centered"})],
         "quantile_range": ["array-like", StrOptions({"auto"})],
     }
 
@@ -233,6 +256,9 @@ class DPStandardScaler(_DPTransformerBase):
         """``"public_bounds"``, ``"per_feature"``, ``"robust"`` or ``"global"`` from public values only."""
         if bounds is not None:
             return "public_bounds"
+        if self.strategy == "centered" and float(self.delta) == 0.0:
+            raise ValueError("strategy='centered' needs delta > 0 (its centering is a Gaussian release); use "
+                             "strategy='global' for pure DP.")
         if self.strategy != "auto" or not np.isfinite(self.epsilon):
             return "per_feature" if self.strategy == "auto" else self.strategy
         eps_q = self._per_feature_plan(n_features, None).quantile_epsilon
@@ -249,14 +275,23 @@ class DPStandardScaler(_DPTransformerBase):
         ``bounds=None`` would run the global scale at ``epsilon`` (one Laplace release), the
         scaler keeps ``min(epsilon, global_epsilon(n_samples, n_features, search_range))``: the
         budget at which the released log scale has Laplace noise ``GLOBAL_NOISE`` nats; the rest
-        goes to the model. Otherwise it keeps ``epsilon``. Less budget cannot turn the global
-        choice into another one (the criteria of ``"auto"`` grow with epsilon).
+        goes to the model. Less budget cannot turn the global choice into another one (the
+        criteria of ``"auto"`` grow with epsilon). With ``strategy="centered"`` (never chosen by
+        ``"auto"``) it keeps ``min(epsilon, centered_epsilon(...))``
+        (``dp_sklearn.preprocessing._centered``: the cost of its targets at ``delta``); below the
+        targets its three releases share ``epsilon`` in the targets' proportions. Otherwise it
+        keeps ``epsilon``.
         """
         epsilon = float(epsilon)
-        if self.bounds is not None or self.strategy not in ("auto", "global") or not np.isfinite(epsilon):
+        if self.bounds is not None or self.strategy not in ("auto", "global", "centered") or not np.isfinite(epsilon):
             return epsilon
         probe = self._probe(epsilon, delta)
-        if probe._resolve_strategy(int(n_samples), int(n_features), None) != "global":
+        strategy = probe._resolve_strategy(int(n_samples), int(n_features), None)
+        if strategy == "centered":
+            need = centered_epsilon(int(n_samples), int(n_features), self._search(), delta, self._centered_z,
+                                    self._centered_first_noise)
+            return min(epsilon, need)
+        if strategy != "global":
             return epsilon
         return min(epsilon, global_epsilon(n_samples, n_features, self._search(), self._global_noise))
 
@@ -273,6 +308,9 @@ class DPStandardScaler(_DPTransformerBase):
             return StatisticsPlan(eps0, 0.0, 0.0, "global", event)
         if strategy == "robust":
             return self._robust_plan(n_features)
+        if strategy == "centered":
+            return centered_plan(self.epsilon, self.delta, n_samples, n_features, self._search(), self._centered_z,
+                                 self._centered_first_noise)
         return self._per_feature_plan(n_features, bounds)
 
     def _release(self, X, rng, bounds, plan):
@@ -283,6 +321,8 @@ class DPStandardScaler(_DPTransformerBase):
             return self._release_global(X, rng, plan, search)
         if self.strategy_ == "robust":
             return self._release_robust(X, rng, plan, search)
+        if self.strategy_ == "centered":
+            return self._release_centered(X, rng, plan, search)
         if bounds is None:
             if plan is None:
                 lo, hi = _exact_bounds(X, levels, search, FENCE)
@@ -332,6 +372,19 @@ class DPStandardScaler(_DPTransformerBase):
         self.output_norm_ = float(min(c * np.sqrt(p), np.sqrt(p) * max(-search[0], search[1]) / scale))
         self.output_bound_ = np.full(p, self.output_norm_)
 
+    def _release_centered(self, X, rng, plan, search):
+        """The global scale after one private centering vector (``strategy="centered"``)."""
+        p = X.shape[1]
+        center, _, _ = centered_center(X, plan, rng, search, self._centered_clip)
+        scale = centered_scale(X, center, plan, rng, search)
+        c = np.inf if self.output_clip is None else float(self.output_clip)
+        reach = max(-search[0], search[1]) + (float(np.max(np.abs(center))) if p else 0.0)
+        self.bounds_ = (np.full(p, search[0]), np.full(p, search[1]))
+        self.mean_, self.scale_ = center, np.full(p, scale)
+        self.var_ = np.square(self.scale_)
+        self.output_norm_ = float(min(c * np.sqrt(p), np.sqrt(p) * reach / scale))
+        self.output_bound_ = np.full(p, self.output_norm_)
+
     def transform(self, X, copy=None):
         """Standardize X with the private statistics and clip to the public box.
 
@@ -350,7 +403,7 @@ class DPStandardScaler(_DPTransformerBase):
         """
         X = self._check_transform_input(X)
         Z = (np.clip(X, *self.bounds_) - self.mean_) / self.scale_
-        if self.strategy_ == "global":
+        if self.strategy_ in ("global", "centered"):
             return clip_rows(Z, self.output_norm_)
         return np.clip(Z, -self.output_bound_, self.output_bound_)
 
