@@ -584,12 +584,13 @@ def _chunk_logits(score, scale, weight, rows, cols=None):
             weight[0][rows, cols % weight[0].shape[1]] - weight[1][rows, cols % weight[1].shape[1]]
     else:
         d = weight[rows] if cols is None else weight[rows, cols % weight.shape[1]]
-    lw = np.full(d.shape, -np.inf)
-    np.log(d, out=lw, where=d > 0)
-    if cols is None and lw.shape[1] != L.shape[1]:  # weights shared by the p / p0 blocks of columns
+    with np.errstate(divide="ignore", invalid="ignore"):  # the same log of every positive weight, unmasked
+        lw = np.log(d)
+    np.fmax(lw, -np.inf, out=lw)  # -inf for a weight <= 0 (log gives -inf or NaN), as _log_weight
+    if cols is None and 1 < lw.shape[1] != L.shape[1]:  # weights shared by the p / p0 blocks of columns
         L.reshape(L.shape[0], L.shape[1] // lw.shape[1], lw.shape[1])[...] += lw[:, None, :]
     else:
-        L += lw  # -inf for weight 0
+        L += lw  # -inf for weight 0 (one weight column: broadcast over the columns)
     return L
 
 
