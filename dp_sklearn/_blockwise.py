@@ -119,9 +119,10 @@ def _pairwise_sums(S):
     ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the rest one by one; above
     128, the two halves (the first a multiple of 8) recursively. Here the same additions are
     made on whole rows of ``S``, one vector operation per addition, so the k sums are those of
-    ``np.add.reduce(S.T, axis=1)`` bit for bit (tests/test_blockwise.py checks it against
-    ``np.linalg.norm``), at the cost of a few contiguous passes instead of one short reduction
-    per column.
+    ``np.add.reduce(R, axis=1)`` for the row-major block ``R = S.T`` bit for bit (the norms of
+    ``np.linalg.norm(R, axis=1)``, which tests/test_blockwise.py checks; a column-major ``R`` is
+    reduced in another order), at the cost of a few contiguous passes instead of one short
+    reduction per row.
     """
     m = S.shape[0]
     if m < 8:
