@@ -142,26 +142,30 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         raise ValueError(f"dither must be a finite number >= 0, got {dither!r}.")
     if unit is not None:
         unit = _check_epsilon(unit, "unit")
-    Xc = np.clip(X, lo, hi)
     if atoms is not None:
-        a, below, upto, log_w = _atom_counts(Xc, atoms, atom_weight, lo, hi)
-    if unit is not None:  # t = asinh(x / unit): monotone, same ranks (in place: the same float operations)
+        a, below, upto, log_w = _atom_counts(np.clip(X, lo, hi), atoms, atom_weight, lo, hi)
+    if unit is not None:  # t = asinh(x / unit): monotone, same ranks
         t_lo, t_hi = np.arcsinh(lo / unit), np.arcsinh(hi / unit)
-        T = np.divide(Xc, unit, out=Xc if Xc is not X else None)
-        np.arcsinh(T, out=T)
     else:
-        t_lo, t_hi, T = lo, hi, Xc
+        t_lo, t_hi = lo, hi
     edges = np.empty((n + 2, p))  # (n + 2, p): t_lo, the sorted values, t_hi
     edges[0], edges[-1] = t_lo, t_hi
     body = edges[1:-1]
-    if dither > 0:
-        U = rng.uniform(size=T.shape)
-        U -= 0.5
-        U *= dither
-        np.add(T, U, out=body)
-        np.clip(body, t_lo, t_hi, out=body)
-    else:
-        body[...] = T
+    step = max(1, _PREP_ENTRIES // p)
+    for start in range(0, n, step):  # row chunks: the same float operations (and uniforms) as whole-array passes
+        rows = slice(start, min(start + step, n))
+        T = np.clip(X[rows], lo, hi)
+        if unit is not None:
+            np.divide(T, unit, out=T)
+            np.arcsinh(T, out=T)
+        if dither > 0:
+            U = rng.uniform(size=T.shape)  # the next rows of one (n, p) draw
+            U -= 0.5
+            U *= dither
+            np.add(T, U, out=body[rows])
+            np.clip(body[rows], t_lo, t_hi, out=body[rows])
+        else:
+            body[rows] = T
     body.sort(axis=0)
     ranks = np.arange(n + 1, dtype=float)[:, None]
     gamma = _noise.em_grid(t_hi - t_lo)  # public grid of the released point, per column
@@ -173,14 +177,16 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     for eps in dict.fromkeys(eps_of):  # one call per distinct epsilon, levels in order
         rows = [r for r in range(q.size) if eps_of[r] == eps]
         score = np.empty((hi_w.shape[0], len(rows) * p))
-        for b, level in enumerate(q[rows]):  # one mechanism per (level, column), sampled in one call
-            target = _target(level, n)
-            block = score[:, b * p:(b + 1) * p]
-            np.subtract(ranks, target, out=block[:n + 1])  # exact: integers minus a multiple of 2**-10
-            np.abs(block[:n + 1], out=block[:n + 1])
-            np.negative(block[:n + 1], out=block[:n + 1])
-            if atoms is not None:
-                block[n + 1:] = -np.maximum(0.0, np.maximum(below - target, target - upto))
+        # one mechanism per (level, column), sampled in one call; u = -|rank - target| in whole passes
+        targets = np.repeat([_target(level, n) for level in q[rows]], p)
+        head = score[:n + 1]
+        np.subtract(ranks, targets, out=head)  # exact: integers minus a multiple of 2**-10
+        np.abs(head, out=head)
+        np.negative(head, out=head)
+        if atoms is not None:
+            for b, level in enumerate(q[rows]):
+                target = _target(level, n)
+                score[n + 1:, b * p:(b + 1) * p] = -np.maximum(0.0, np.maximum(below - target, target - upto))
         # the weights (hi_w, lo_w) are shared by the len(rows) blocks of columns (one log per interval)
         idx[rows] = _noise.exponential_mechanism(rng, score, 0.5 * eps, weight=(hi_w, lo_w)).reshape(len(rows), p)
     out = np.full((q.size, p), np.nan)
@@ -193,6 +199,10 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     out = np.clip(out, lo, hi)  # the grid point can lie half a grid step outside the range
     out = np.where(np.isnan(picked), out, picked)  # an atom is returned exactly
     return out[:, 0] if one_d else out
+
+
+#: entries per row chunk of the clip, transform and dither of :func:`exponential_quantiles` (in cache)
+_PREP_ENTRIES = 2**15
 
 
 def _level_epsilons(epsilon, count):
