@@ -371,21 +371,24 @@ def _gumbel_at(w, plus):
     the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
     w = np.ascontiguousarray(w)
-    if plus:
-        kc = np.add(w, 1)
-        np.minimum(kc, _W - 1, out=kc)  # U = 1 (w = 2**62 - 1, probability 2**-62): set below
-    else:
-        kc = np.maximum(w, 1)  # U = 0 (probability 2**-62): set below
-    e = kc.astype(np.float64)  # kc (< 2**62) rounded to float64 (one cast pass), times a power of two
+    # plus: k = w + 1 <= 2**62; the clamp to 2**62 - 1 (U = 1, w = 2**62 - 1, probability 2**-62)
+    # only matters above 1 - 2**-9, so it is applied there, with U = 1 itself set to +inf
+    kc = np.add(w, 1) if plus else np.maximum(w, 1)  # U = 0 (probability 2**-62): set below
+    e = kc.astype(np.float64)  # kc (<= 2**62) rounded to float64 (one cast pass), times a power of two
     e *= 2.0**-62
     np.log(e, out=e)
     np.negative(e, out=e)
     near = np.flatnonzero(kc > _W - 2**53)  # u > 1 - 2**-9 (kc and e are new, contiguous arrays)
     if near.size:
-        e.reshape(-1)[near] = -np.log1p((kc.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
+        kn = kc.reshape(-1)[near]
+        e.reshape(-1)[near] = -np.log1p((np.minimum(kn, _W - 1) - _W).astype(np.float64) * 2.0**-62)
     np.log(e, out=e)
     np.negative(e, out=e)
-    np.copyto(e, np.inf if plus else -np.inf, where=w == (_W - 1 if plus else 0))
+    if plus:
+        if near.size:
+            e.reshape(-1)[near[kn == _W]] = np.inf
+    else:
+        np.copyto(e, -np.inf, where=w == 0)
     return e
 
 
