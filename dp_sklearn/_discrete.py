@@ -587,13 +587,15 @@ def _chunk_logits(score, scale, weight, rows, cols=None):
             weight[0][rows, cols % weight[0].shape[1]] - weight[1][rows, cols % weight[1].shape[1]]
     else:
         d = weight[rows] if cols is None else weight[rows, cols % weight.shape[1]]
-    with np.errstate(divide="ignore", invalid="ignore"):  # the same log of every positive weight, unmasked
-        lw = np.log(d)
+    lw = np.log(d)  # the same log of every positive weight, unmasked (the caller ignores divide/invalid)
     np.fmax(lw, -np.inf, out=lw)  # -inf for a weight <= 0 (log gives -inf or NaN), as _log_weight
-    if cols is None and 1 < lw.shape[1] != L.shape[1]:  # weights shared by the p / p0 blocks of columns
+    if cols is None and lw.shape[1] == 1 < L.shape[1] <= _FEW_COLUMNS:  # one weight column, a few mechanisms:
+        for j in range(L.shape[1]):  # column by column (a broadcast over 2 columns is a slow short loop)
+            L[:, j] += lw[:, 0]
+    elif cols is None and 1 < lw.shape[1] != L.shape[1]:  # weights shared by the p / p0 blocks of columns
         L.reshape(L.shape[0], L.shape[1] // lw.shape[1], lw.shape[1])[...] += lw[:, None, :]
     else:
-        L += lw  # -inf for weight 0 (one weight column: broadcast over the columns)
+        L += lw  # -inf for weight 0
     return L
 
 
@@ -632,36 +634,37 @@ def _argmax_columns(rng, score, scale, weight):
     sel = np.zeros(p, dtype=np.intp)
     other = np.full(p, -np.inf)
     step = max(1, _CHUNK_KEYS // max(p, 1))
-    for a in range(0, m, step):
-        rows = slice(a, min(a + step, m))
-        up = _gumbel_at(w[rows], 1)
-        up += _chunk_logits(score, scale, weight, rows)
-        np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
-        i = _column_reduce(up, np.argmax)
-        top = up[i, cols]
-        up[i, cols] = -np.inf
-        rest = _column_reduce(up, np.max)
-        better = top > best  # strict: the first maximum of the column, as np.argmax
-        np.maximum(other, rest, out=other)
-        np.maximum(other, np.where(better, best, top), out=other)
-        np.copyto(best, top, where=better)
-        np.copyto(sel, i + a, where=better)
-    ws, L_sel = w[sel, cols], _chunk_logits(score, scale, weight, sel, cols)
-    lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
-    lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
-    x = other
-    thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
-    ok = lo_sel > thr
-    for j in np.flatnonzero(~ok):  # rare (see gumbel_top): this column's keys again, then exactly
-        Lj = _chunk_logits(score, scale, weight, np.arange(m), np.full(m, j))
-        col = _gumbel_at(w[:, j], 1)
-        col += Lj
-        np.fmax(col, -np.inf, out=col)
-        col[sel[j]] = np.inf
-        bound = col + _KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + _MARGIN_CONST)
-        pool = np.flatnonzero(np.isfinite(Lj) & (bound >= lo_sel[j]))
-        sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), scale, float(score[i, j])),
-                            1)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):  # log of a weight 0: -inf, as _log_weight's
+        for a in range(0, m, step):
+            rows = slice(a, min(a + step, m))
+            up = _gumbel_at(w[rows], 1)
+            up += _chunk_logits(score, scale, weight, rows)
+            np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
+            i = _column_reduce(up, np.argmax)
+            top = up[i, cols]
+            up[i, cols] = -np.inf
+            rest = _column_reduce(up, np.max)
+            better = top > best  # strict: the first maximum of the column, as np.argmax
+            np.maximum(other, rest, out=other)
+            np.maximum(other, np.where(better, best, top), out=other)
+            np.copyto(best, top, where=better)
+            np.copyto(sel, i + a, where=better)
+        ws, L_sel = w[sel, cols], _chunk_logits(score, scale, weight, sel, cols)
+        lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
+        lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
+        x = other
+        thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
+        ok = lo_sel > thr
+        for j in np.flatnonzero(~ok):  # rare (see gumbel_top): this column's keys again, then exactly
+            Lj = _chunk_logits(score, scale, weight, np.arange(m), np.full(m, j))
+            col = _gumbel_at(w[:, j], 1)
+            col += Lj
+            np.fmax(col, -np.inf, out=col)
+            col[sel[j]] = np.inf
+            bound = col + _KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + _MARGIN_CONST)
+            pool = np.flatnonzero(np.isfinite(Lj) & (bound >= lo_sel[j]))
+            sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), scale, float(score[i, j])),
+                                1)[0]
     return sel
 
 

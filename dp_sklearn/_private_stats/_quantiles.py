@@ -177,16 +177,14 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     for eps in dict.fromkeys(eps_of):  # one call per distinct epsilon, levels in order
         rows = [r for r in range(q.size) if eps_of[r] == eps]
         score = np.empty((hi_w.shape[0], len(rows) * p))
-        # one mechanism per (level, column), sampled in one call; u = -|rank - target| in whole passes
-        targets = np.repeat([_target(level, n) for level in q[rows]], p)
-        head = score[:n + 1]
-        np.subtract(ranks, targets, out=head)  # exact: integers minus a multiple of 2**-10
-        np.abs(head, out=head)
-        np.negative(head, out=head)
-        if atoms is not None:
-            for b, level in enumerate(q[rows]):
-                target = _target(level, n)
-                score[n + 1:, b * p:(b + 1) * p] = -np.maximum(0.0, np.maximum(below - target, target - upto))
+        for b, level in enumerate(q[rows]):  # one mechanism per (level, column), sampled in one call
+            target = _target(level, n)
+            block = score[:, b * p:(b + 1) * p]
+            np.subtract(ranks, target, out=block[:n + 1])  # exact: integers minus a multiple of 2**-10
+            np.abs(block[:n + 1], out=block[:n + 1])
+            np.negative(block[:n + 1], out=block[:n + 1])
+            if atoms is not None:
+                block[n + 1:] = -np.maximum(0.0, np.maximum(below - target, target - upto))
         # the weights (hi_w, lo_w) are shared by the len(rows) blocks of columns (one log per interval)
         idx[rows] = _noise.exponential_mechanism(rng, score, 0.5 * eps, weight=(hi_w, lo_w)).reshape(len(rows), p)
     out = np.full((q.size, p), np.nan)
