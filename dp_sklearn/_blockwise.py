@@ -110,19 +110,115 @@ def clip_block_inf(V, rows, n_rows, B):
     return warn
 
 
+def _pairwise_sums(S):
+    """Sums over axis 0 of a 2-D array ``S`` (shape (m, k)), in NumPy's pairwise order, as k-vectors.
+
+    ``np.add.reduce`` of float64 adds a run of ``m`` values in the order of NumPy's
+    ``pairwise_sum`` (``numpy/_core/src/umath/loops_utils.h.src``): below 8 values one by one
+    from -0.0; up to 128, eight running sums over the multiples of 8, combined as
+    ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))``, then the rest one by one; above
+    128, the two halves (the first a multiple of 8) recursively. Here the same additions are
+    made on whole rows of ``S``, one vector operation per addition, so the k sums are those of
+    ``np.add.reduce(R, axis=1)`` for the row-major block ``R = S.T`` bit for bit (the norms of
+    ``np.linalg.norm(R, axis=1)``, which tests/test_blockwise.py checks; a column-major ``R`` is
+    reduced in another order), at the cost of a few contiguous passes instead of one short
+    reduction per row.
+    """
+    m = S.shape[0]
+    if m < 8:
+        out = np.full(S.shape[1], -0.0)
+        for i in range(m):
+            out += S[i]
+        return out
+    if m <= 128:
+        stop = m - m % 8
+        r = S[:8].copy()
+        for i in range(8, stop, 8):
+            r += S[i:i + 8]
+        r[0] += r[1]
+        r[2] += r[3]
+        r[0] += r[2]
+        r[4] += r[5]
+        r[6] += r[7]
+        r[4] += r[6]
+        out = r[0]
+        out += r[4]
+        for i in range(stop, m):
+            out += S[i]
+        return out
+    half = m // 2
+    half -= half % 8
+    out = _pairwise_sums(S[:half])
+    out += _pairwise_sums(S[half:])
+    return out
+
+
+def _clip_dense_l2(V, B, dest, T, S):
+    """:func:`clip_block_l2` of a dense block on its direct path: the same values, written to ``dest``.
+
+    ``V`` (rows, p) is the block as read from X (C-contiguous float64, not modified); ``dest``
+    a (rows, p) view of the output (any layout); ``T`` and ``S`` (p, rows) C-contiguous
+    scratch. Returns False (nothing written) when the direct path does not apply: ``B``
+    outside ``_FAST_B``, or a squared row norm that is not finite (a NaN or infinite entry,
+    or an overflow: the caller then checks the entries and runs the general kernel).
+
+    The values are those of :func:`clip_block_l2` bit for bit: the same ``einsum`` norms on
+    rows of the same layout, the same scale factors and products, and the same push-back
+    test on the norms of ``np.linalg.norm(V, axis=1)`` (:func:`_pairwise_sums` on the
+    transposed block), with rows that pass it divided by 1.0 (exact) instead of being left
+    out. The clipped block is formed transposed, so that every later pass is contiguous
+    and the division writes straight into ``dest`` (whose columns are contiguous in a
+    column-major output). No branch depends on the data (besides the non-finite fallback):
+    the same passes for every block of a shape.
+    """
+    if not _FAST_B[0] < B < _FAST_B[1]:
+        return False
+    sq = np.einsum("ij,ij->i", V, V)
+    if not np.isfinite(sq).all():
+        return False
+    norms = np.sqrt(sq, out=sq)
+    factor = np.full(norms.shape, 1.0 / B)
+    np.divide(1.0, norms, out=factor, where=norms > B)
+    np.multiply(V.T, factor, out=T)  # the clipped rows, transposed
+    nt = _pairwise_sums(np.multiply(T, T, out=S))
+    np.sqrt(nt, out=nt)
+    over = nt > 1.0
+    nt *= _SHRINK
+    np.copyto(nt, 1.0, where=~over)
+    np.divide(T, nt, out=dest.T)
+    return True
+
+
 def normalize_dense(X, B, clip, n_extra, order="C"):
     """One float64 (n, p + n_extra) allocation, filled and clipped in row blocks of the input.
 
     ``order="F"``: the output is column-major; each row block is cast and clipped in one
-    reused C-ordered buffer, then copied into the output's columns (the same values).
+    reused C-ordered buffer, then copied into the output's columns (the same values). The
+    l2 kernel's direct path is fused (:func:`_clip_dense_l2`: the same values in fewer
+    passes; a C-contiguous float64 X is read in place, without the cast copy).
     """
     n, p = X.shape
     out = np.empty((n, p + n_extra), order=order)
     step = max(1, BLOCK_ENTRIES // max(p, 1))
-    buf = np.empty((min(step, n), p)) if order == "F" else None
+    rows = min(step, n)
+    buf = np.empty((rows, p)) if order == "F" else None
+    fused = clip is clip_block_l2 and _FAST_B[0] < B < _FAST_B[1]
+    if fused:
+        T, S = np.empty((p, rows)), np.empty((p, rows))
+        direct = X.dtype == np.float64 and X.flags.c_contiguous  # blocks of X are C-contiguous (rows, p) already
+        cast = buf if buf is not None else np.empty((rows, p))
     for start in range(0, n, step):  # blocks of rows, each a few MB
         stop = min(start + step, n)
-        V = out[start:stop, :p] if buf is None else buf[:stop - start]
+        k = stop - start
+        if fused:
+            if direct:
+                Vin = X[start:stop]
+            else:
+                Vin = cast[:k]
+                Vin[...] = X[start:stop]
+            if _clip_dense_l2(Vin, B, out[start:stop, :p], T[:, :k], S[:, :k]):
+                continue
+        V = out[start:stop, :p] if buf is None else buf[:k]
         V[...] = X[start:stop]  # the float64 cast of any numeric input, exact for float16/32
         # a finite sum has finite terms; a non-finite one (inf, NaN, or finite entries whose sum
         # overflows) falls back to the entrywise test

@@ -469,21 +469,25 @@ def _gumbel_at(w, plus):
     rounded) above: e to within about ``2**-44`` relative, so ``G`` to within ``2**-44`` plus
     the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
-    if plus:
-        k = w + 1
-        kc = np.minimum(k, _W - 1)  # U = 1 (probability 2**-62): set below
-    else:
-        k = w
-        kc = np.maximum(k, 1)  # U = 0 (probability 2**-62): set below
-    e = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
+    w = np.ascontiguousarray(w)
+    # plus: k = w + 1 <= 2**62; the clamp to 2**62 - 1 (U = 1, w = 2**62 - 1, probability 2**-62)
+    # only matters above 1 - 2**-9, so it is applied there, with U = 1 itself set to +inf
+    kc = np.add(w, 1) if plus else np.maximum(w, 1)  # U = 0 (probability 2**-62): set below
+    e = kc.astype(np.float64)  # kc (<= 2**62) rounded to float64 (one cast pass), times a power of two
+    e *= 2.0**-62
     np.log(e, out=e)
     np.negative(e, out=e)
     near = np.flatnonzero(kc > _W - 2**53)  # u > 1 - 2**-9 (kc and e are new, contiguous arrays)
     if near.size:
-        e.reshape(-1)[near] = -np.log1p((kc.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
+        kn = kc.reshape(-1)[near]
+        e.reshape(-1)[near] = -np.log1p((np.minimum(kn, _W - 1) - _W).astype(np.float64) * 2.0**-62)
     np.log(e, out=e)
     np.negative(e, out=e)
-    np.copyto(e, np.inf if plus else -np.inf, where=k == (_W if plus else 0))
+    if plus:
+        if near.size:
+            e.reshape(-1)[near[kn == _W]] = np.inf
+    else:
+        np.copyto(e, -np.inf, where=w == 0)
     return e
 
 
@@ -640,44 +644,126 @@ def _column_reduce(a, func):
     return np.array([func(a[:, j]) for j in range(a.shape[1])])
 
 
+#: bit generators whose ``random_raw`` words are the 64-bit outputs that ``Generator.integers`` consumes
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox)
+
+
+def _words62(rng, shape):
+    """``rng.integers(0, 2**62, size=shape, dtype=int64)``: the same integers, the same generator state.
+
+    For a 64-bit range NumPy's ``Generator.integers`` uses Lemire's multiply-shift (Lemire, "Fast
+    random integer generation in an interval", ACM TOMACS 2019): a word x gives ``(x * 2**62) >>
+    64 = x >> 2``, and the rejection threshold ``(2**64 - 2**62) mod 2**62`` is 0, so every word
+    is used. The words of the bit generators in :data:`_RAW64` (their ``random_raw`` is
+    ``next_uint64``) are therefore shifted directly, without the per-draw bounded-integer
+    call. Any other generator (``CryptoGenerator``, MT19937) draws through ``integers``.
+    tests/test_discrete.py checks the identity, values and state, for each of them.
+    """
+    if type(rng) is np.random.Generator and type(rng.bit_generator) in _RAW64:
+        raw = rng.bit_generator.random_raw(size=shape)
+        raw >>= np.uint64(2)
+        return raw.view(_I64)
+    return rng.integers(0, _W, size=shape, dtype=_I64)
+
+
+#: keys per row chunk of :func:`_argmax_columns`: the chunk's temporaries (a few arrays of this many
+#: float64) stay in cache, so the Gumbel bounds cost arithmetic rather than memory traffic
+_CHUNK_KEYS = 2**15
+
+
+def _chunk_logits(score, scale, weight, rows, cols=None):
+    """``scale * score + ln w`` of ``score[rows]`` (or of the entries ``(rows, cols)``): the float
+    operations of :func:`_log_weight` and of the sums in :func:`_argmax_columns`, entry by entry.
+
+    ``weight``: None, an ndarray or a tuple ``(hi, lo)`` of shape (m, p0), p0 dividing p (column
+    ``j`` has the weights of column ``j % p0``).
+    """
+    L = scale * (score[rows] if cols is None else score[rows, cols])
+    if weight is None:
+        return L
+    if isinstance(weight, tuple):
+        d = weight[0][rows] - weight[1][rows] if cols is None else \
+            weight[0][rows, cols % weight[0].shape[1]] - weight[1][rows, cols % weight[1].shape[1]]
+    else:
+        d = weight[rows] if cols is None else weight[rows, cols % weight.shape[1]]
+    lw = np.log(d)  # the same log of every positive weight, unmasked (the caller ignores divide/invalid)
+    np.fmax(lw, -np.inf, out=lw)  # -inf for a weight <= 0 (log gives -inf or NaN), as _log_weight
+    if cols is None and lw.shape[1] == 1 < L.shape[1] <= _FEW_COLUMNS:  # one weight column, a few mechanisms:
+        for j in range(L.shape[1]):  # column by column (a broadcast over 2 columns is a slow short loop)
+            L[:, j] += lw[:, 0]
+    elif cols is None and 1 < lw.shape[1] != L.shape[1]:  # weights shared by the p / p0 blocks of columns
+        L.reshape(L.shape[0], L.shape[1] // lw.shape[1], lw.shape[1])[...] += lw[:, None, :]
+    else:
+        L += lw  # -inf for weight 0
+    return L
+
+
 def _argmax_columns(rng, score, scale, weight):
     """:func:`gumbel_top` with ``k = 1`` for a 2-D ``score``: one mechanism per column.
 
     The same enclosure with the margins bounded by :data:`_MARGIN_CONST`: the bound
     ``up_t + _KEY_MARGIN (|up_t| + _MARGIN_CONST)`` of a key is nondecreasing in ``up_t``,
     so the largest other upper bound is that of the largest other ``up_t``.
+
+    The same uniforms (one ``(m, p)`` draw), the same float operations per key and the
+    same reductions as one pass over the whole array, made over row chunks of about
+    :data:`_CHUNK_KEYS` keys: each chunk's upper bounds are reduced to its per-column
+    maximum (first index on ties) and the maximum of its other keys, and the running
+    maxima are merged exactly (a maximum of floats does not round). Every chunk does the
+    same work whatever the data; the column of a rare undecided mechanism is recomputed
+    for the exact slow path.
     """
     m, p = score.shape
-    lw, exact_w = _log_weight(weight)
-    L = float(scale) * score
-    if lw is not None and lw.shape[1] != p:  # weights of shape (m, p0), shared by the p / p0 blocks of columns
-        p0, weight_of = lw.shape[1], exact_w
-        L.reshape(m, p // p0, p0)[...] += lw[:, None, :]  # the same float sums as with repeated weights
+    scale = float(scale)
+    if weight is not None:
+        weight = tuple(np.asarray(a, dtype=np.float64) for a in weight) if isinstance(weight, tuple) \
+            else np.asarray(weight, dtype=np.float64)
+    p0 = p if weight is None else (weight[0] if isinstance(weight, tuple) else weight).shape[1]
 
-        def exact_w(ij):
-            return weight_of((ij[0], ij[1] % p0))
-    elif lw is not None:
-        L += lw  # -inf for weight 0
-    w = rng.integers(0, _W, size=(m, p), dtype=_I64)
-    up = _gumbel_at(w, 1)
-    up += L
-    np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
+    def exact_w(ij):  # the weight of candidate (i, j), read exactly
+        if weight is None:
+            return None
+        if isinstance(weight, tuple):
+            return float(weight[0][ij[0], ij[1] % p0]), float(weight[1][ij[0], ij[1] % p0])
+        return float(weight[ij[0], ij[1] % p0]), 0.0
+
+    w = _words62(rng, (m, p))
     cols = np.arange(p)
-    sel = _column_reduce(up, np.argmax)
-    ws, L_sel = w[sel, cols], L[sel, cols]
-    lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
-    lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
-    up[sel, cols] = -np.inf
-    x = _column_reduce(up, np.max)
-    thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
-    ok = lo_sel > thr
-    for j in np.flatnonzero(~ok):
-        col = up[:, j]
-        col[sel[j]] = np.inf
-        bound = col + _KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + _MARGIN_CONST)
-        pool = np.flatnonzero(np.isfinite(L[:, j]) & (bound >= lo_sel[j]))
-        sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale), float(score[i, j])),
-                            1)[0]
+    best = np.full(p, -np.inf)  # the running maximum of each column, its row, the largest other key
+    sel = np.zeros(p, dtype=np.intp)
+    other = np.full(p, -np.inf)
+    step = max(1, _CHUNK_KEYS // max(p, 1))
+    with np.errstate(divide="ignore", invalid="ignore"):  # log of a weight 0: -inf, as _log_weight's
+        for a in range(0, m, step):
+            rows = slice(a, min(a + step, m))
+            up = _gumbel_at(w[rows], 1)
+            up += _chunk_logits(score, scale, weight, rows)
+            np.fmax(up, -np.inf, out=up)  # -inf + inf (weight 0, U's last cell): -inf, never returned
+            i = _column_reduce(up, np.argmax)
+            top = up[i, cols]
+            up[i, cols] = -np.inf
+            rest = _column_reduce(up, np.max)
+            better = top > best  # strict: the first maximum of the column, as np.argmax
+            np.maximum(other, rest, out=other)
+            np.maximum(other, np.where(better, best, top), out=other)
+            np.copyto(best, top, where=better)
+            np.copyto(sel, i + a, where=better)
+        ws, L_sel = w[sel, cols], _chunk_logits(score, scale, weight, sel, cols)
+        lo_sel = L_sel + (_gumbel_lo(ws) if p <= 16 else _gumbel_at(ws, 0))
+        lo_sel -= _KEY_MARGIN * (np.abs(L_sel) + _MARGIN_CONST)
+        x = other
+        thr = x + _KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + _MARGIN_CONST)  # -inf: one candidate of weight > 0
+        ok = lo_sel > thr
+        for j in np.flatnonzero(~ok):  # rare (see gumbel_top): this column's keys again, then exactly
+            Lj = _chunk_logits(score, scale, weight, np.arange(m), np.full(m, j))
+            col = _gumbel_at(w[:, j], 1)
+            col += Lj
+            np.fmax(col, -np.inf, out=col)
+            col[sel[j]] = np.inf
+            bound = col + _KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + _MARGIN_CONST)
+            pool = np.flatnonzero(np.isfinite(Lj) & (bound >= lo_sel[j]))
+            sel[j] = _top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), scale, float(score[i, j])),
+                                1)[0]
     return sel
 
 

@@ -190,3 +190,74 @@ def test_dense_finiteness_test_is_exact_when_a_block_sum_overflows():
         Xb[200, 2] = bad
         with pytest.raises(ValueError, match="NaN or infinity"):
             normalize_dense(Xb, 2.0, clip_block_l2, 1)
+
+
+# ------------------------------------------------------------------------------
+# Issue 22: the fused dense l2 kernel releases the values of the kernel it replaces.
+
+
+def _reference_normalize_dense(X, B, n_extra, order):
+    """:func:`normalize_dense` before issue 22 with the l2 kernel (copied as it was): finiteness by
+    block sum, then :func:`clip_block_l2` in place on each block."""
+    n, p = X.shape
+    out = np.empty((n, p + n_extra), order=order)
+    step = max(1, _blockwise.BLOCK_ENTRIES // max(p, 1))
+    buf = np.empty((min(step, n), p)) if order == "F" else None
+    for start in range(0, n, step):
+        stop = min(start + step, n)
+        V = out[start:stop, :p] if buf is None else buf[:stop - start]
+        V[...] = X[start:stop]
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = V.sum()
+        if not np.isfinite(total) and not np.isfinite(V).all():
+            raise ValueError("X contains NaN or infinity; clean or impute it first.")
+        clip_block_l2(V, None, V.shape[0], 2.0 if B is None else B)
+        if buf is not None:
+            out[start:stop, :p] = V
+    return out
+
+
+@pytest.mark.parametrize("p", [1, 7, 8, 9, 20, 100, 129, 300])
+def test_pairwise_sums_are_numpys_row_norms(p):
+    V = np.random.default_rng(p).normal(size=(257, p)) * np.exp(np.random.default_rng(1).normal(size=(257, 1)))
+    for block in (V, V[::2]):  # row-major blocks, as the kernels see them
+        np.testing.assert_array_equal(np.sqrt(_blockwise._pairwise_sums((block * block).T)),
+                                      np.linalg.norm(block, axis=1))
+
+
+def _rows_at_the_bound(n, p, B, seed):
+    """Rows of very different norms, some exactly at, just above and just below the bound, zeros."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * np.exp(rng.normal(size=(n, 1)))
+    unit = X[:40] / np.linalg.norm(X[:40], axis=1, keepdims=True)
+    X[:40] = unit * (B * (1 + np.linspace(-4e-16, 4e-16, 40)))[:, None]
+    X[40:43] = 0.0
+    return X
+
+
+@pytest.mark.parametrize("p", [1, 3, 20, 100, 130])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n_extra", [0, 1])
+def test_fused_l2_kernel_equals_the_block_kernel(p, order, n_extra, monkeypatch):
+    """Bit for bit, with several blocks and a ragged last one; float64 read in place, float32 and
+    column-major input through the cast buffer, and bounds outside the direct path's range."""
+    monkeypatch.setattr(_blockwise, "BLOCK_ENTRIES", 2000)
+    n = 1500
+    for B in (np.sqrt(p), 0.5, 1e-150, 1e150):
+        X = _rows_at_the_bound(n, p, B, p) * (1e-145 if B == 1e-150 else 1.0)
+        f32 = [X.astype(np.float32)] if 1e-30 < B < 1e30 else []  # float32 holds these values
+        for inp in (X, *f32, np.asfortranarray(X), X[::-1]):
+            got = normalize_dense(inp, B, clip_block_l2, n_extra, order=order)
+            ref = _reference_normalize_dense(inp, B, n_extra, order)
+            np.testing.assert_array_equal(got[:, :p], ref[:, :p])
+            assert got.flags.f_contiguous if order == "F" else got.flags.c_contiguous
+    assert (np.linalg.norm(np.ascontiguousarray(got[:, :p]), axis=1) <= 1.0).all()  # the push-back's norm
+
+
+def test_fused_l2_kernel_falls_back_on_overflowing_rows():
+    """A block whose squared norms overflow takes the scaled kernel; its values are the old ones."""
+    X = np.random.default_rng(4).normal(size=(500, 5))
+    X[100, 2] = 1e200  # finite, its square overflows
+    for order in "CF":
+        np.testing.assert_array_equal(normalize_dense(X, 3.0, clip_block_l2, 1, order=order)[:, :5],
+                                      _reference_normalize_dense(X, 3.0, 1, order)[:, :5])

@@ -361,3 +361,131 @@ def test_gumbel_bounds_scalar_and_vector_agree():
     # libm and NumPy may differ by an ulp or so: both lie within the margin's model (128 ulp)
     np.testing.assert_allclose(_discrete._gumbel_lo(w), _discrete._gumbel_at(w, 0), rtol=2.0**-45, atol=2.0**-45)
     assert _discrete._gumbel_at(w[:5], 1)[-1] == np.inf and _discrete._gumbel_at(w[:5], 0)[0] == -np.inf
+
+
+# ------------------------------------------------------------------------------------------
+# Issue 22: the chunked exact EM (_argmax_columns) releases what the one-pass version released.
+
+
+def _reference_gumbel_at(w, plus):
+    """:func:`_discrete._gumbel_at` before issue 22 (one pass per operation, copied as it was)."""
+    W = 2**62
+    if plus:
+        k = w + 1
+        kc = np.minimum(k, W - 1)
+    else:
+        k = w
+        kc = np.maximum(k, 1)
+    e = kc * 2.0**-62
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    near = np.flatnonzero(kc > W - 2**53)
+    if near.size:
+        e.reshape(-1)[near] = -np.log1p((kc.reshape(-1)[near] - W).astype(np.float64) * 2.0**-62)
+    np.log(e, out=e)
+    np.negative(e, out=e)
+    np.copyto(e, np.inf if plus else -np.inf, where=k == (W if plus else 0))
+    return e
+
+
+def _reference_argmax_columns(rng, score, scale, weight):
+    """:func:`_discrete._argmax_columns` before issue 22: whole-array passes (copied as it was)."""
+    D = _discrete
+    m, p = score.shape
+    lw, exact_w = D._log_weight(weight)
+    L = float(scale) * score
+    if lw is not None and lw.shape[1] != p:
+        p0, weight_of = lw.shape[1], exact_w
+        L.reshape(m, p // p0, p0)[...] += lw[:, None, :]
+
+        def exact_w(ij):
+            return weight_of((ij[0], ij[1] % p0))
+    elif lw is not None:
+        L += lw
+    w = rng.integers(0, 2**62, size=(m, p), dtype=np.int64)
+    up = _reference_gumbel_at(w, 1)
+    up += L
+    np.fmax(up, -np.inf, out=up)
+    cols = np.arange(p)
+    sel = D._column_reduce(up, np.argmax)
+    ws, L_sel = w[sel, cols], L[sel, cols]
+    lo_sel = L_sel + (D._gumbel_lo(ws) if p <= 16 else _reference_gumbel_at(ws, 0))
+    lo_sel -= D._KEY_MARGIN * (np.abs(L_sel) + D._MARGIN_CONST)
+    up[sel, cols] = -np.inf
+    x = D._column_reduce(up, np.max)
+    thr = x + D._KEY_MARGIN * (np.abs(np.maximum(x, -1e300)) + D._MARGIN_CONST)
+    ok = lo_sel > thr
+    for j in np.flatnonzero(~ok):
+        col = up[:, j]
+        col[sel[j]] = np.inf
+        bound = col + D._KEY_MARGIN * (np.abs(np.maximum(col, -1e300)) + D._MARGIN_CONST)
+        pool = np.flatnonzero(np.isfinite(L[:, j]) & (bound >= lo_sel[j]))
+        sel[j] = D._top_exact(rng, pool, w[pool, j], lambda i, j=j: (exact_w((i, j)), float(scale),
+                                                                     float(score[i, j])), 1)[0]
+    return sel
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox,
+                                           np.random.MT19937])
+def test_words62_are_the_integers_and_leave_the_same_state(bit_generator):
+    a, b = np.random.Generator(bit_generator(7)), np.random.Generator(bit_generator(7))
+    for shape in [(5,), (1000, 3), (0, 2), (1,)]:
+        x, y = a.integers(0, 2**62, size=shape, dtype=np.int64), _discrete._words62(b, shape)
+        assert x.dtype == y.dtype and np.array_equal(x, y)
+    assert str(a.bit_generator.state) == str(b.bit_generator.state)
+    crypto = _discrete.CryptoGenerator(np.random.PCG64(0))  # draws through its own integers
+    assert _discrete._words62(crypto, (3, 2)).shape == (3, 2)
+
+
+def test_gumbel_at_equals_the_one_pass_version():
+    edges = [0, 1, 2, 2**53, 2**62 - 2**53 - 1, 2**62 - 2**53, 2**62 - 2**53 + 1, 2**62 - 2, 2**62 - 1]
+    w = np.concatenate([edges, np.random.default_rng(18).integers(0, 2**62, 5000)]).astype(np.int64)
+    for plus in (0, 1):
+        for arr in (w, w.reshape(-1, 1)[:4000].reshape(1000, 4), w[::3]):
+            np.testing.assert_array_equal(_discrete._gumbel_at(arr, plus), _reference_gumbel_at(arr, plus))
+
+
+def _weights(form, m, p, rng):
+    if form == "none":
+        return None
+    if form == "array":
+        return np.where(rng.random((m, p)) < 0.2, 0.0, rng.exponential(size=(m, p)))
+    z = np.sort(np.round(rng.normal(size=(m + 1, 1)), 1), axis=0)  # ties: intervals of length 0
+    return (z[1:], z[:-1]) if form == "shared" else (np.tile(z[1:], (1, p)), np.tile(z[:-1], (1, p)))
+
+
+@pytest.mark.parametrize("p, form, margin", [(p, form, None) for p in (1, 2, 3, 9, 20)
+                                             for form in ("none", "array", "shared", "intervals")]
+                         + [(p, form, 0.05) for p in (1, 3) for form in ("none", "array", "shared", "intervals")])
+def test_argmax_columns_equals_the_one_pass_version(p, form, margin, monkeypatch):
+    """The same index per column and the same generator state after, over many chunks (with a
+    ragged last one), with weights of 0 and, at a margin of 0.05, the exact slow path."""
+    calls = []
+    if margin is not None:  # every column undecided by the floats: the decimal slow path
+        monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+        real = _discrete._top_exact
+        monkeypatch.setattr(_discrete, "_top_exact", lambda *a: calls.append(1) or real(*a))
+    monkeypatch.setattr(_discrete, "_CHUNK_KEYS", 64)
+    m = 50 if margin else 1001
+    for seed in range(3):
+        data = np.random.default_rng(100 + seed)
+        score = -np.abs(np.arange(m, dtype=float)[:, None] - data.uniform(0, m, size=p)).round()
+        weight = _weights(form, m, p, data)
+        scale = 0.3 if margin else 0.05
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        got = _discrete._argmax_columns(a, score, scale, weight)
+        ref = _reference_argmax_columns(b, score, scale, weight)
+        np.testing.assert_array_equal(got, ref)
+        assert str(a.bit_generator.state) == str(b.bit_generator.state)
+    assert (len(calls) >= 3 * p) if margin else not calls
+
+
+def test_argmax_columns_column_with_one_candidate():
+    """A column whose other candidates all have weight 0 (the largest other key is -inf)."""
+    score = np.zeros((300, 2))
+    weight = np.zeros((300, 2))
+    weight[123, 0] = weight[7, 1] = 1.0
+    a, b = np.random.default_rng(1), np.random.default_rng(1)
+    np.testing.assert_array_equal(_discrete._argmax_columns(a, score, 1.0, weight), [123, 7])
+    np.testing.assert_array_equal(_reference_argmax_columns(b, score, 1.0, weight), [123, 7])
+    assert str(a.bit_generator.state) == str(b.bit_generator.state)

@@ -216,3 +216,19 @@ def test_per_level_epsilon_one_value_equals_scalar_and_bad_lengths_raise():
     for bad in ([0.8], [0.8, 0.8, 0.8], [0.8, -1.0], [[0.8, 0.8]]):
         with pytest.raises(ValueError, match="epsilon"):
             exponential_quantiles(y, [0.25, 0.75], bad, np.random.default_rng(1), **kw)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(unit=UNIT, dither=TIE_DITHER), dict(unit=UNIT, dither=TIE_DITHER, atoms=INTEGER_ATOMS)])
+def test_row_chunks_of_the_dither_do_not_change_the_release(kw, monkeypatch):
+    """Issue 22: clip, transform and dither in row chunks (``_PREP_ENTRIES``) are the whole-array
+    passes: the same release and the same generator state for any chunk size."""
+    X = np.round(np.random.default_rng(2).normal(size=(999, 3)) * 3, 1)
+    out = {}
+    for chunk in (2**15, 7, 64):
+        monkeypatch.setattr(quantiles_module, "_PREP_ENTRIES", chunk)
+        rng = np.random.default_rng(3)
+        out[chunk] = (exponential_quantiles(X, [0.1, 0.5, 0.9], [0.4, 0.8, 0.4], rng, lower=-50, upper=50, **kw),
+                      str(rng.bit_generator.state))
+    for chunk in (7, 64):
+        np.testing.assert_array_equal(out[chunk][0], out[2**15][0])
+        assert out[chunk][1] == out[2**15][1]

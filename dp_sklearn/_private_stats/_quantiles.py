@@ -142,26 +142,30 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
         raise ValueError(f"dither must be a finite number >= 0, got {dither!r}.")
     if unit is not None:
         unit = _check_epsilon(unit, "unit")
-    Xc = np.clip(X, lo, hi)
     if atoms is not None:
-        a, below, upto, log_w = _atom_counts(Xc, atoms, atom_weight, lo, hi)
-    if unit is not None:  # t = asinh(x / unit): monotone, same ranks (in place: the same float operations)
+        a, below, upto, log_w = _atom_counts(np.clip(X, lo, hi), atoms, atom_weight, lo, hi)
+    if unit is not None:  # t = asinh(x / unit): monotone, same ranks
         t_lo, t_hi = np.arcsinh(lo / unit), np.arcsinh(hi / unit)
-        T = np.divide(Xc, unit, out=Xc if Xc is not X else None)
-        np.arcsinh(T, out=T)
     else:
-        t_lo, t_hi, T = lo, hi, Xc
+        t_lo, t_hi = lo, hi
     edges = np.empty((n + 2, p))  # (n + 2, p): t_lo, the sorted values, t_hi
     edges[0], edges[-1] = t_lo, t_hi
     body = edges[1:-1]
-    if dither > 0:
-        U = rng.uniform(size=T.shape)
-        U -= 0.5
-        U *= dither
-        np.add(T, U, out=body)
-        np.clip(body, t_lo, t_hi, out=body)
-    else:
-        body[...] = T
+    step = max(1, _PREP_ENTRIES // p)
+    for start in range(0, n, step):  # row chunks: the same float operations (and uniforms) as whole-array passes
+        rows = slice(start, min(start + step, n))
+        T = np.clip(X[rows], lo, hi)
+        if unit is not None:
+            np.divide(T, unit, out=T)
+            np.arcsinh(T, out=T)
+        if dither > 0:
+            U = rng.uniform(size=T.shape)  # the next rows of one (n, p) draw
+            U -= 0.5
+            U *= dither
+            np.add(T, U, out=body[rows])
+            np.clip(body[rows], t_lo, t_hi, out=body[rows])
+        else:
+            body[rows] = T
     body.sort(axis=0)
     ranks = np.arange(n + 1, dtype=float)[:, None]
     gamma = _noise.em_grid(t_hi - t_lo)  # public grid of the released point, per column
@@ -193,6 +197,10 @@ def exponential_quantiles(X, quantiles, epsilon, rng, *, lower, upper, unit=None
     out = np.clip(out, lo, hi)  # the grid point can lie half a grid step outside the range
     out = np.where(np.isnan(picked), out, picked)  # an atom is returned exactly
     return out[:, 0] if one_d else out
+
+
+#: entries per row chunk of the clip, transform and dither of :func:`exponential_quantiles` (in cache)
+_PREP_ENTRIES = 2**15
 
 
 def _level_epsilons(epsilon, count):
