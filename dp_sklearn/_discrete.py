@@ -58,16 +58,19 @@ def _raw_ok(rng):
     return type(rng) is np.random.Generator and type(rng.bit_generator) in _RAW64 and sys.byteorder == "little"
 
 
-def _words62(rng, n):
-    """``rng.integers(0, 2**62, size=n, dtype=int64)``: the same values and generator state.
+def _words62(rng, shape):
+    """``rng.integers(0, 2**62, size=shape, dtype=int64)``: the same values and generator state.
 
-    For a power-of-two range NumPy's bounded integers (Lemire's method) keep the top bits of one
-    64-bit word per value and never reject, so with a plain ``Generator`` of a 64-bit bit
-    generator this is ``random_raw(n) >> 2``, without the 128-bit products.
+    For a power-of-two range NumPy's bounded integers (Lemire's multiply-shift, Lemire, "Fast
+    random integer generation in an interval", ACM TOMACS 2019) keep the top bits of one 64-bit
+    word per value and never reject (the threshold ``(2**64 - 2**62) mod 2**62`` is 0), so with
+    a plain ``Generator`` of a bit generator in :data:`_RAW64` this is ``random_raw(shape) >> 2``,
+    without the per-draw bounded-integer call. Any other generator (``CryptoGenerator``,
+    MT19937) draws through ``integers``; tests/test_discrete.py checks values and state.
     """
     if not _raw_ok(rng):
-        return rng.integers(0, _W, size=n, dtype=_I64)
-    w = rng.bit_generator.random_raw(n)
+        return rng.integers(0, _W, size=shape, dtype=_I64)
+    w = rng.bit_generator.random_raw(shape)
     w >>= np.uint64(2)
     return w.view(_I64)
 
@@ -642,28 +645,6 @@ def _column_reduce(a, func):
     if a.shape[1] > _FEW_COLUMNS:
         return func(a, axis=0)
     return np.array([func(a[:, j]) for j in range(a.shape[1])])
-
-
-#: bit generators whose ``random_raw`` words are the 64-bit outputs that ``Generator.integers`` consumes
-_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox)
-
-
-def _words62(rng, shape):
-    """``rng.integers(0, 2**62, size=shape, dtype=int64)``: the same integers, the same generator state.
-
-    For a 64-bit range NumPy's ``Generator.integers`` uses Lemire's multiply-shift (Lemire, "Fast
-    random integer generation in an interval", ACM TOMACS 2019): a word x gives ``(x * 2**62) >>
-    64 = x >> 2``, and the rejection threshold ``(2**64 - 2**62) mod 2**62`` is 0, so every word
-    is used. The words of the bit generators in :data:`_RAW64` (their ``random_raw`` is
-    ``next_uint64``) are therefore shifted directly, without the per-draw bounded-integer
-    call. Any other generator (``CryptoGenerator``, MT19937) draws through ``integers``.
-    tests/test_discrete.py checks the identity, values and state, for each of them.
-    """
-    if type(rng) is np.random.Generator and type(rng.bit_generator) in _RAW64:
-        raw = rng.bit_generator.random_raw(size=shape)
-        raw >>= np.uint64(2)
-        return raw.view(_I64)
-    return rng.integers(0, _W, size=shape, dtype=_I64)
 
 
 #: keys per row chunk of :func:`_argmax_columns`: the chunk's temporaries (a few arrays of this many
