@@ -388,16 +388,19 @@ def _gumbel_at(w, plus):
     return e
 
 
+def _gumbel_lo_word(k):
+    """:func:`_gumbel_at` ``(w, 0)`` of one word ``k`` (a Python int), with Python's ``math`` (the same libm operations)."""
+    if k == 0:
+        return -math.inf
+    e = -math.log(k * 2.0**-62) if k <= _W - 2**53 else -math.log1p((k - _W) * 2.0**-62)
+    return -math.log(e)
+
+
 def _gumbel_lo(w):
     """:func:`_gumbel_at` ``(w, 0)`` for a few words, with Python's ``math`` (the same libm operations)."""
     out = np.empty(w.shape)
     for i, k in enumerate(w.flat):
-        k = int(k)
-        if k == 0:
-            out.flat[i] = -math.inf
-            continue
-        e = -math.log(k * 2.0**-62) if k <= _W - 2**53 else -math.log1p((k - _W) * 2.0**-62)
-        out.flat[i] = -math.log(e)
+        out.flat[i] = _gumbel_lo_word(int(k))
     return out
 
 
