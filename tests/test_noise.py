@@ -235,6 +235,34 @@ def test_em_stream_matches_the_exponential_mechanism(margin, monkeypatch):
     assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
 
 
+@pytest.mark.parametrize("margin", [_discrete._KEY_MARGIN, 0.1])  # 0.1: most rows take the exact slow path
+def test_em_stream_settle_matches_the_exponential_mechanism(margin, monkeypatch):
+    """A block of selections chosen by a caller and certified by ``settle``: wrong choices (here
+    every row proposes candidate 0) are replaced by the exact winner, row by row, as a loop that
+    resumes after each correction would; the settled choices have the softmax law."""
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+    monkeypatch.setattr(_noise, "_STREAM_CHUNK", 600)  # blocks of 100 rows
+    logits = np.array([0.0, 1.0, -1.0, 2.0, 0.5, -0.5])
+    p = np.exp(logits) / np.exp(logits).sum()
+    n = 20_000 if margin < 0.01 else 1500
+    stream = _noise.em_stream(np.random.default_rng(22), logits.size, n)
+    chosen, done = [], 0
+    while done < n:
+        hi = stream.next_block()
+        L = np.broadcast_to(logits, hi.shape)
+        pick = np.where(np.arange(hi.shape[0]) % 2 == 0, (L + hi).argmax(axis=1), 0)  # half the rows: a guess
+        start = 0
+        while (res := stream.settle(L, pick, start)) is not None:
+            pick[res[0]] = res[1]
+            start = res[0] + 1
+        chosen.extend(pick.tolist())
+        done += hi.shape[0]
+    counts = np.bincount(chosen, minlength=logits.size)
+    ok, info = _chi2_ok(counts, p, n)
+    assert ok, info
+    assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
+
+
 def _em(scale):
     def mechanism(X, y, rng):  # utilities (sum, 0): sensitivity 1 between D and D'
         return np.array([float(_noise.exponential_mechanism(rng, np.array([X.sum(), 0.0]), scale))])
