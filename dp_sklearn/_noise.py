@@ -393,6 +393,29 @@ def uniform_point(rng, left, right, gamma):
     return _uniform_on_grid(rng, left, right, gamma).astype(np.float64) * gamma
 
 
+#: ``-G(2**-62) = ln(62 ln 2) = 3.7606...``, rounded up: every finite Gumbel bound of a word exceeds ``-_G_FLOOR``
+_G_FLOOR = 3.77
+
+#: Bit generators whose ``random_raw`` words are the 64-bit words ``Generator.integers`` consumes
+_RAW64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox)
+
+
+def _words(rng, shape):
+    """``rng.integers(0, 2**62, size=shape, dtype=int64)``: uniform 62-bit words, the Gumbel-max uniforms.
+
+    For a plain ``Generator`` on a 64-bit bit generator the same integers are read as the
+    top 62 bits of its raw words: for the range ``2**62`` NumPy's bounded integers (Lemire's
+    method) return ``(x * 2**62) >> 64 = x >> 2`` of each 64-bit word x and never reject, so
+    the values and the generator's state are those of ``integers`` (tested), at a third of
+    the cost. Any other generator (``CryptoGenerator``, subclasses, MT19937) calls ``integers``.
+    """
+    if type(rng) is np.random.Generator and type(rng.bit_generator) in _RAW64:
+        w = rng.bit_generator.random_raw(int(np.prod(shape)))
+        w >>= np.uint64(2)
+        return w.view(np.int64).reshape(shape)
+    return rng.integers(0, 2**62, size=shape, dtype=np.int64)
+
+
 class _EMStream:
     """``count`` exponential mechanisms over ``size`` candidates, their Gumbel bounds drawn ahead in blocks.
 
@@ -409,18 +432,25 @@ class _EMStream:
     def _refill(self):
         rows = min(self._left, max(_STREAM_CHUNK // self._size, 1))
         self._left = max(self._left - rows, 1)
-        self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
+        self._w = _words(self._rng, (rows, self._size))
         self._hi = _discrete._gumbel_at(self._w, 1)
         self._gmax = None  # per row, on first use
         self._i, self._rows = 0, rows
 
     def _row_g(self):
-        """53 + the largest finite |Gumbel bound| of each row of the block (the margins' constant part)."""
+        """53 + a bound on the finite |Gumbel bounds| of each row of the block (the margins' constant part).
+
+        A finite upper bound is at least ``G(2**-62) > -_G_FLOOR``, so ``max(row max, _G_FLOOR)``
+        bounds its magnitude (one reduction); a row holding ``+inf`` (U's last cell) takes
+        the largest finite magnitude instead.
+        """
         if self._gmax is None:
-            a = np.abs(self._hi)
-            np.copyto(a, 0.0, where=~np.isfinite(a))
-            self._gmax = a.max(axis=1)
-            self._gmax += 53.0
+            g = np.maximum(self._hi.max(axis=1), _G_FLOOR)
+            for r in np.flatnonzero(~np.isfinite(g)):
+                a = np.abs(self._hi[r])
+                g[r] = max(float(a[np.isfinite(a)].max(initial=0.0)), _G_FLOOR)
+            g += 53.0
+            self._gmax = g
         return self._gmax
 
     def argmax(self, score, scale=1.0):

@@ -235,6 +235,19 @@ def test_em_stream_matches_the_exponential_mechanism(margin, monkeypatch):
     assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
 
 
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox,
+                                           np.random.MT19937])
+def test_em_words_are_the_integers_draw(bit_generator):
+    """The Gumbel-max words read from raw 64-bit words are ``integers(0, 2**62)``'s values, and leave the
+    generator in the same state (MT19937, 32-bit raw words, goes through ``integers``)."""
+    a, b = np.random.Generator(bit_generator(5)), np.random.Generator(bit_generator(5))
+    w = _noise._words(a, (30, 7))
+    assert w.dtype == np.int64 and w.shape == (30, 7)
+    assert np.array_equal(w, b.integers(0, 2**62, size=(30, 7), dtype=np.int64))
+    assert a.integers(0, 2**40) == b.integers(0, 2**40) and a.random() == b.random()
+    assert w.min() >= 0 and w.max() < 2**62 and len(np.unique(w)) == w.size
+
+
 @pytest.mark.parametrize("margin", [_discrete._KEY_MARGIN, 0.1])  # 0.1: most rows take the exact slow path
 def test_em_stream_settle_matches_the_exponential_mechanism(margin, monkeypatch):
     """A block of selections chosen by a caller and certified by ``settle``: wrong choices (here

@@ -23,6 +23,7 @@ import itertools
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg.blas import daxpy as _blas_axpy
 from dp_accounting import dp_event
 
@@ -149,6 +150,52 @@ class _VertexMargins:
         z += (mu * value) * self.X[:, j]
 
 
+class _CSRVertexMargins:
+    """:class:`_VertexMargins` for a CSR design, without a copy of X.
+
+    Column j of X is found by one scan of X's column indices (the rows whose entries hold
+    j, and their values): O(nnz) integer comparisons instead of a product with X. For the
+    squared loss (one output) the gradient is linear in theta, ``(X^T X theta - X^T y) / n``,
+    and ``X^T X theta`` moves with the step along ``X^T (X e_j)``, formed from the rows that
+    hold column j: no product with X at all after the first ``X^T y``. Other losses keep
+    their margins the same way and take one product ``X^T phi'(z)`` per step. The same
+    gradient as ``loss.gradient(X, y, theta)`` up to floating-point rounding.
+    """
+
+    def __init__(self, problem):
+        self.X, self.y, self.loss = problem.X, problem.y, problem.loss
+        self.K = self.loss.n_outputs
+        n, dim = self.X.shape
+        self.linear = bool(self.loss.gram_path) and self.K == 1
+        if self.linear:
+            self.xty = np.asarray(self.X.T @ self.y, dtype=np.float64).ravel()
+            self.xtx_theta = np.zeros(dim)
+        else:
+            self.z = np.zeros((n, self.K)) if self.K > 1 else np.zeros(n)
+
+    def gradient(self, theta):
+        n = self.X.shape[0]
+        if self.linear:
+            return (self.xtx_theta - self.xty) / n
+        d = self.loss.dphi(self.z, self.y)
+        return np.asarray(self.X.T @ d).ravel() / n
+
+    def step(self, mu, index, value):
+        """Margins (or ``X^T X theta``) of ``(1 - mu) theta + mu value e_index`` (flat, feature-major index)."""
+        j, c = divmod(index, self.K)
+        X = self.X
+        pos = np.flatnonzero(X.indices == j)
+        rows = np.searchsorted(X.indptr, pos, side="right") - 1
+        vals = X.data[pos]
+        if self.linear:
+            self.xtx_theta *= 1.0 - mu
+            self.xtx_theta += (mu * value) * np.asarray(X[rows].T @ vals).ravel()  # X^T (X e_j)
+            return
+        self.z *= 1.0 - mu
+        z = self.z[:, c] if self.K > 1 else self.z
+        np.add.at(z, rows, (mu * value) * vals)  # duplicate entries of a row add up, as in a product
+
+
 def gumbel_argmax(logits, rng):
     """Index k with probability exactly softmax(logits)_k (``dp_sklearn._noise.exponential_mechanism``).
 
@@ -164,8 +211,10 @@ def run_frank_wolfe(problem, plan, rng):
     The scores use the exact (unclipped) mean gradient, so for the squared loss it is
     computed from the Gram matrix (:class:`dp_sklearn._gram.GramGradient`, one pass over
     X, then O(dim^2) per step) whenever dim is small enough, otherwise, for dense X, with
-    margins updated one vertex at a time (one product with X per step instead of two;
-    sparse and dask designs take both products): the same scores.
+    margins updated one vertex at a time (one product with X per step instead of two), for
+    CSR X with margins (or, for the squared loss, ``X^T X theta``) updated from one column
+    found by a scan of the column indices (:class:`_CSRVertexMargins`); dask designs take
+    both products: the same scores.
     """
     R, eps0, sens, mode = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], plan.info["mode"]
     dim = problem.dim
@@ -178,7 +227,10 @@ def run_frank_wolfe(problem, plan, rng):
     elif isinstance(X, np.ndarray):
         margins = _VertexMargins(problem)
         gradient = margins.gradient
-    else:  # sparse (a column costs a pass) or blockwise (dask): full products
+    elif sp.issparse(X) and X.format == "csr":
+        margins = _CSRVertexMargins(problem)
+        gradient = margins.gradient
+    else:  # other sparse formats or blockwise (dask): full products
         gradient = lambda th: loss.gradient(X, y, th)  # noqa: E731
     theta = np.zeros(dim)
     scores = np.empty(2 * dim)

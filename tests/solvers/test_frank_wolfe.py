@@ -283,9 +283,11 @@ def test_new_loops_match_old_loops(loss):
                                _old_frank_wolfe(prob, fw, np.random.default_rng(4)), rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("loss", [LogisticLoss(), MultinomialLoss(3)])
+@pytest.mark.parametrize("loss", [LogisticLoss(), MultinomialLoss(3), SquaredLoss()])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse):
+def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse, monkeypatch):
+    """Margins (CSR: X^T X theta for the squared loss) updated per vertex give the full products' selections."""
+    monkeypatch.setattr(fw_mod, "gram_worthwhile", lambda problem: False)  # the squared loss off the Gram path
     prob = _problem(loss, sparse=sparse)
     fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
     np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
