@@ -37,7 +37,9 @@ Gaussian or the scale ``b`` of the Laplace, in the units of the value):
 
 The grid of a scale is :func:`grid` (a power of two ``2**-GRID_BITS`` below the scale,
 a public function of the scale only). Only ``Generator.integers`` is used by the
-exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias).
+exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias); the
+exponential mechanism's 62-bit words are read from a 64-bit bit generator's raw words
+where that gives ``integers``' own values (:func:`_words`).
 """
 
 from __future__ import annotations
