@@ -1,6 +1,7 @@
 """Private Frank-Wolfe over the l1 ball (TTZ 2015 Algorithm 2): exponential-mechanism calibration
 (zCDP and pure), paper accounting, audit with negative control, epsilon = inf."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -289,6 +290,33 @@ def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse, monkeypatc
     """Margins (CSR: X^T X theta for the squared loss) updated per vertex give the full products' selections."""
     monkeypatch.setattr(fw_mod, "gram_worthwhile", lambda problem: False)  # the squared loss off the Gram path
     prob = _problem(loss, sparse=sparse)
+    fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
+    np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
+                               _old_frank_wolfe(prob, fw, np.random.default_rng(5)), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
+def test_frank_wolfe_csr_margins_with_duplicate_entries(loss, monkeypatch):
+    """A CSR design whose rows store duplicate column entries (not canonical): the column scan adds
+    them up as a product does, so the selections and the iterate equal the full products'."""
+    import scipy.sparse as sp
+    monkeypatch.setattr(fw_mod, "gram_worthwhile", lambda problem: False)
+    prob = _problem(loss, sparse=True)
+    X = prob.X.tocoo()
+    order = np.argsort(np.r_[X.row, X.row], kind="stable")
+    rows, cols = np.r_[X.row, X.row][order], np.r_[X.col, X.col][order]
+    data = np.r_[0.25 * X.data, 0.75 * X.data][order]
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=X.shape[0]))]
+    Xd = sp.csr_matrix((data, cols, indptr), shape=X.shape)
+    assert not Xd.has_canonical_format and Xd.nnz == 2 * prob.X.nnz
+    prob = dataclasses.replace(prob, X=Xd)
+    margins, theta, rng = fw_mod._CSRVertexMargins(prob), np.zeros(prob.dim), np.random.default_rng(0)
+    for t in range(40):  # the gradient along vertex steps equals the full products'
+        np.testing.assert_allclose(margins.gradient(theta), loss.gradient(Xd, prob.y, theta), rtol=0, atol=1e-12)
+        k, value, mu = int(rng.integers(prob.dim)), float(rng.choice([-1.0, 1.0])), 2.0 / (t + 2.0)
+        margins.step(mu, k, value)
+        theta *= 1.0 - mu
+        theta[k] += mu * value
     fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
     np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
                                _old_frank_wolfe(prob, fw, np.random.default_rng(5)), rtol=0, atol=1e-10)
