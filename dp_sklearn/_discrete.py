@@ -370,21 +370,16 @@ def _gumbel_at(w, plus):
     rounded) above: e to within about ``2**-44`` relative, so ``G`` to within ``2**-44`` plus
     the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
-    if plus:
-        k = w + 1
-        kc = np.minimum(k, _W - 1)  # U = 1 (probability 2**-62): set below
-    else:
-        k = w
-        kc = np.maximum(k, 1)  # U = 0 (probability 2**-62): set below
-    e = kc * 2.0**-62  # kc (< 2**62) rounded to float64, times a power of two
-    np.log(e, out=e)
-    np.negative(e, out=e)
-    near = np.flatnonzero(kc > _W - 2**53)  # u > 1 - 2**-9 (kc and e are new, contiguous arrays)
-    if near.size:
-        e.reshape(-1)[near] = -np.log1p((kc.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
-    np.log(e, out=e)
-    np.negative(e, out=e)
-    np.copyto(e, np.inf if plus else -np.inf, where=k == (_W if plus else 0))
+    k = w + 1 if plus else w
+    e = k * 2.0**-62  # k (<= 2**62) rounded to float64, times a power of two (a new, contiguous array)
+    with np.errstate(divide="ignore"):  # U = 0 or 1 (probability 2**-62 each): log(0), the infinite ends
+        np.log(e, out=e)
+        np.negative(e, out=e)
+        near = np.flatnonzero(k > _W - 2**53)  # u > 1 - 2**-9
+        if near.size:  # U = 1: -log1p(0) = -0, and G = -log(-0) = +inf below
+            e.reshape(-1)[near] = -np.log1p((k.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
+        np.log(e, out=e)  # U = 0: e = +inf, and G = -inf
+        np.negative(e, out=e)
     return e
 
 
