@@ -1,6 +1,6 @@
 """Paired speed A/B of two source trees: default fits, interleaved, under the same load.
 
-``python -m benchmarks.speed_ab BASE_TREE [--new NEW_TREE] [--configs EST:N:P,...] [--rounds R] [--out F]``
+``python -m benchmarks.speed_ab BASE_TREE [--new NEW_TREE] [--configs EST:N:P,...] [--rounds R] [--out F] [--clock cpu]``
 
 Each tree's ``dp_sklearn`` runs in its own warm worker process (``PYTHONPATH`` = the tree,
 one BLAS thread); every configuration is fitted once by each worker as a warm-up, then in R
@@ -51,7 +51,7 @@ for line in sys.stdin:
     y = yc if msg["est"] == "DPLogisticRegression" else yr
     dp = msg["side"] == "dp"
     m = getattr(dps, msg["est"])(delta=min(1e-5, 0.1 / X.shape[0]), random_state=0) if dp else SK[msg["est"]]()
-    t = time.perf_counter(); m.fit(X, y); dt = time.perf_counter() - t
+    t = CLOCK(); m.fit(X, y); dt = CLOCK() - t
     coef = np.r_[np.ravel(m.coef_), np.ravel(m.intercept_)].tolist() if dp else None
     print(json.dumps({"t": dt, "coef": coef, "solver": getattr(m, "solver_", None) if dp else None,
                       "n_iter": getattr(m, "n_iter_", None) if dp else None}, default=str), flush=True)
@@ -69,9 +69,12 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--data-dir", default="/work/shared/data")
     ap.add_argument("--out", default=None, help="JSON file of the rows")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="time.perf_counter (wall) or time.process_time (cpu: robust to other jobs on the cores)")
     args = ap.parse_args(argv)
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    code = _WORKER.replace("DATA_DIR", repr(args.data_dir))
+    code = _WORKER.replace("DATA_DIR", repr(args.data_dir)).replace(
+        "CLOCK()", "time.process_time()" if args.clock == "cpu" else "time.perf_counter()")
     workers = {k: subprocess.Popen([sys.executable, "-c", code], cwd=tree, env=dict(env, PYTHONPATH=tree),
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                for k, tree in (("base", args.base), ("new", args.new))}

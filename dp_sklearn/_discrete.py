@@ -472,38 +472,32 @@ def _gumbel_at(w, plus):
     rounded) above: e to within about ``2**-44`` relative, so ``G`` to within ``2**-44`` plus
     the rounding of the last ``log``. ``G(0) = -inf``, ``G(1) = +inf``.
     """
-    w = np.ascontiguousarray(w)
-    # plus: k = w + 1 <= 2**62; the clamp to 2**62 - 1 (U = 1, w = 2**62 - 1, probability 2**-62)
-    # only matters above 1 - 2**-9, so it is applied there, with U = 1 itself set to +inf
-    kc = np.add(w, 1) if plus else np.maximum(w, 1)  # U = 0 (probability 2**-62): set below
-    e = kc.astype(np.float64)  # kc (<= 2**62) rounded to float64 (one cast pass), times a power of two
-    e *= 2.0**-62
-    np.log(e, out=e)
-    np.negative(e, out=e)
-    near = np.flatnonzero(kc > _W - 2**53)  # u > 1 - 2**-9 (kc and e are new, contiguous arrays)
-    if near.size:
-        kn = kc.reshape(-1)[near]
-        e.reshape(-1)[near] = -np.log1p((np.minimum(kn, _W - 1) - _W).astype(np.float64) * 2.0**-62)
-    np.log(e, out=e)
-    np.negative(e, out=e)
-    if plus:
-        if near.size:
-            e.reshape(-1)[near[kn == _W]] = np.inf
-    else:
-        np.copyto(e, -np.inf, where=w == 0)
+    k = w + 1 if plus else w
+    e = k * 2.0**-62  # k (<= 2**62) rounded to float64, times a power of two (a new, contiguous array)
+    with np.errstate(divide="ignore"):  # U = 0 or 1 (probability 2**-62 each): log(0), the infinite ends
+        np.log(e, out=e)
+        np.negative(e, out=e)
+        near = np.flatnonzero(k > _W - 2**53)  # u > 1 - 2**-9
+        if near.size:  # U = 1: -log1p(0) = -0, and G = -log(-0) = +inf below
+            e.reshape(-1)[near] = -np.log1p((k.reshape(-1)[near] - _W).astype(np.float64) * 2.0**-62)
+        np.log(e, out=e)  # U = 0: e = +inf, and G = -inf
+        np.negative(e, out=e)
     return e
+
+
+def _gumbel_lo_word(k):
+    """:func:`_gumbel_at` ``(w, 0)`` of one word ``k`` (a Python int), with Python's ``math`` (the same libm operations)."""
+    if k == 0:
+        return -math.inf
+    e = -math.log(k * 2.0**-62) if k <= _W - 2**53 else -math.log1p((k - _W) * 2.0**-62)
+    return -math.log(e)
 
 
 def _gumbel_lo(w):
     """:func:`_gumbel_at` ``(w, 0)`` for a few words, with Python's ``math`` (the same libm operations)."""
     out = np.empty(w.shape)
     for i, k in enumerate(w.flat):
-        k = int(k)
-        if k == 0:
-            out.flat[i] = -math.inf
-            continue
-        e = -math.log(k * 2.0**-62) if k <= _W - 2**53 else -math.log1p((k - _W) * 2.0**-62)
-        out.flat[i] = -math.log(e)
+        out.flat[i] = _gumbel_lo_word(int(k))
     return out
 
 

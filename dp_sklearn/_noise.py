@@ -39,7 +39,9 @@ Gaussian or the scale ``b`` of the Laplace, in the units of the value):
 
 The grid of a scale is :func:`grid` (a power of two ``2**-GRID_BITS`` below the scale,
 a public function of the scale only). Only ``Generator.integers`` is used by the
-exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias).
+exact samplers: NumPy draws bounded integers exactly (rejection, no modulo bias); the
+exponential mechanism's 62-bit words are read from a 64-bit bit generator's raw words
+where that gives ``integers``' own values (:func:`_words`).
 """
 
 from __future__ import annotations
@@ -395,8 +397,26 @@ def uniform_point(rng, left, right, gamma):
     return _uniform_on_grid(rng, left, right, gamma).astype(np.float64) * gamma
 
 
+#: ``-G(2**-62) = ln(62 ln 2) = 3.7606...``, rounded up: every finite Gumbel bound of a word exceeds ``-_G_FLOOR``
+_G_FLOOR = 3.77
+
+def _words(rng, shape):
+    """``rng.integers(0, 2**62, size=shape, dtype=int64)``: uniform 62-bit words, the Gumbel-max uniforms.
+
+    :func:`dp_sklearn._discrete._words62`: the same integers and generator state, read from the
+    raw 64-bit words where NumPy's bounded integers use one word per value.
+    """
+    return _discrete._words62(rng, shape)
+
+
 class _EMStream:
-    """``count`` exponential mechanisms over ``size`` candidates, their Gumbel bounds drawn ahead in blocks."""
+    """``count`` exponential mechanisms over ``size`` candidates, their Gumbel bounds drawn ahead in blocks.
+
+    Two ways to consume a block (not to be mixed within one block): :meth:`argmax`, one
+    selection per call, or :meth:`next_block` and :meth:`settle`, a loop that picks the
+    winners of a whole block from the float upper bounds and then has them certified (and,
+    where the bounds do not decide, decided exactly) in one vectorized pass.
+    """
 
     def __init__(self, rng, size, count):
         self._rng, self._size, self._left = rng, int(size), max(int(count), 1)
@@ -405,11 +425,26 @@ class _EMStream:
     def _refill(self):
         rows = min(self._left, max(_STREAM_CHUNK // self._size, 1))
         self._left = max(self._left - rows, 1)
-        self._w = self._rng.integers(0, 2**62, size=(rows, self._size), dtype=np.int64)
+        self._w = _words(self._rng, (rows, self._size))
         self._hi = _discrete._gumbel_at(self._w, 1)
-        self._lo_rows = _discrete._gumbel_at(self._w, 0).tolist()
-        self._gmax = (np.where(np.isfinite(self._hi), np.abs(self._hi), 0.0).max(axis=1) + 53.0).tolist()
+        self._gmax = None  # per row, on first use
         self._i, self._rows = 0, rows
+
+    def _row_g(self):
+        """53 + a bound on the finite |Gumbel bounds| of each row of the block (the margins' constant part).
+
+        A finite upper bound is at least ``G(2**-62) > -_G_FLOOR``, so ``max(row max, _G_FLOOR)``
+        bounds its magnitude (one reduction); a row holding ``+inf`` (U's last cell) takes
+        the largest finite magnitude instead.
+        """
+        if self._gmax is None:
+            g = np.maximum(self._hi.max(axis=1), _G_FLOOR)
+            for r in np.flatnonzero(~np.isfinite(g)):
+                a = np.abs(self._hi[r])
+                g[r] = max(float(a[np.isfinite(a)].max(initial=0.0)), _G_FLOOR)
+            g += 53.0
+            self._gmax = g
+        return self._gmax
 
     def argmax(self, score, scale=1.0):
         """Index i with probability proportional to ``exp(scale * score_i)`` (``score`` of ``size`` entries, finite).
@@ -430,19 +465,85 @@ class _EMStream:
             up = np.multiply(score, scale)
             up += self._hi[i]
         j = int(up.argmax())
-        K, g = _discrete._KEY_MARGIN, self._gmax[i]  # g = 53 + max |G| of the step
+        K, g = _discrete._KEY_MARGIN, float(self._row_g()[i])  # g = 53 + max |G| of the step
         cs_j = float(score[j]) * scale
-        lo = cs_j + self._lo_rows[i][j] - K * (abs(cs_j) + g)
+        lo = cs_j + _discrete._gumbel_lo_word(int(self._w[i, j])) - K * (abs(cs_j) + g)
         up[j] = -np.inf
         x = float(up[up.argmax()])  # the largest other (argmax: cheaper than max on short vectors)
         # every other key is at most up_t + K (|scale score_t| + g) <= up_t + K (|up_t| + 2 g) (|G| <= g),
         # nondecreasing in up_t: its largest value is at the largest up_t
         if lo > x + K * (abs(x) + 2.0 * g):
             return j
+        return self._exact(i, up, j, lo, g, lambda t: float(score[t]), scale)
+
+    def _exact(self, i, up, j, lo, g, score_of, scale):
+        """The slow path of row ``i``: the candidates the float bounds cannot rule out, decided exactly."""
+        K = _discrete._KEY_MARGIN
         up[j] = np.inf  # the winner stays in the pool
         pool = np.flatnonzero(up + K * (np.abs(np.maximum(up, -1e300)) + 2.0 * g) >= lo)
         return int(_discrete._top_exact(self._rng, pool, self._w[i, pool],
-                                        lambda t: (None, float(scale), float(score[t])), 1)[0])
+                                        lambda t: (None, float(scale), score_of(t)), 1)[0])
+
+    def next_block(self):
+        """Draw the next block: the float64 upper bounds ``hi`` of its Gumbel noise, shape ``(rows, size)``.
+
+        Row r is the noise of the r-th next selection (``rows <= count`` selections in
+        all blocks). The caller picks, for each row, a candidate (normally the argmax of
+        ``logits_r + hi_r``; any choice is checked) and hands the choices to :meth:`settle`.
+        ``hi`` is the stream's own array: read it, do not modify it.
+        """
+        self._refill()
+        self._i = self._rows  # consumed by settle, not by argmax
+        return self._hi
+
+    def settle(self, logits, chosen, start=0):
+        """Certify the choices of the block's rows ``start:`` against the exact mechanism.
+
+        ``logits[r]`` (shape ``(rows, size)``, finite float64, read as exact numbers) are the
+        logits of row r's mechanism: its exact winner is ``argmax_i logits[r, i] + G_ri``, the
+        index drawn with probability proportional to ``exp(logits[r, i])``. Row by row, as
+        :meth:`argmax` does for one selection (same enclosure, same exact slow path, same
+        draws of further bits, in the order of the rows), but with the float bounds of all
+        rows computed in one pass: ``chosen[r]`` stands when the float argmax of
+        ``logits[r] + hi[r]`` is ``chosen[r]`` and its lower bound beats every other upper bound.
+
+        Parameters
+        ----------
+        logits : ndarray of shape (rows, size)
+        chosen : ndarray of int of shape (rows,)
+        start : int, default=0
+            First row to certify (the rows before it are settled).
+
+        Returns
+        -------
+        None or (r, k)
+            ``None`` when every row from ``start`` on selects ``chosen[r]`` exactly; else the
+            first row ``r`` whose exact winner ``k`` is not ``chosen[r]`` (the rows after it
+            are not settled: their logits depend on the choice at ``r``).
+        """
+        L = np.asarray(logits, dtype=np.float64)[start:]
+        chosen = np.asarray(chosen)[start:]
+        if L.shape[0] == 0:
+            return None
+        K = _discrete._KEY_MARGIN
+        rows = np.arange(L.shape[0])
+        g = self._row_g()[start:]
+        w = self._w[start:]
+        up = L + self._hi[start:]
+        j = up.argmax(axis=1)
+        cs = L[rows, j]
+        lo = cs + _discrete._gumbel_at(w[rows, j], 0)
+        lo -= K * (np.abs(cs) + g)
+        up[rows, j] = -np.inf
+        x = up.max(axis=1)
+        with np.errstate(invalid="ignore"):  # x = -inf (one candidate): -inf + inf, no certificate
+            certified = lo > x + K * (np.abs(x) + 2.0 * g)
+        for r in np.flatnonzero(~(certified & (j == chosen))):
+            k = int(j[r]) if certified[r] else self._exact(start + r, up[r], int(j[r]), float(lo[r]), float(g[r]),
+                                                            lambda t, r=r: float(L[r, t]), 1.0)
+            if k != int(chosen[r]):
+                return start + int(r), k
+        return None
 
 
 def em_stream(rng, size, count):
@@ -452,7 +553,9 @@ def em_stream(rng, size, count):
     ``exp(scale * score_i)``, exactly (as :func:`exponential_mechanism`); the uniforms of
     up to :data:`_STREAM_CHUNK` candidates are drawn, and their float Gumbel bounds
     computed, in one call. The uniforms are independent of the data, so drawing them
-    ahead changes nothing in the distribution of the selections.
+    ahead changes nothing in the distribution of the selections. A loop can also take a
+    whole block of bounds (``stream.next_block()``), choose its winners, and have them
+    certified exactly afterwards (``stream.settle(logits, chosen)``), see :class:`_EMStream`.
     """
     return _EMStream(rng, size, count)
 

@@ -361,6 +361,12 @@ def test_gumbel_bounds_scalar_and_vector_agree():
     # libm and NumPy may differ by an ulp or so: both lie within the margin's model (128 ulp)
     np.testing.assert_allclose(_discrete._gumbel_lo(w), _discrete._gumbel_at(w, 0), rtol=2.0**-45, atol=2.0**-45)
     assert _discrete._gumbel_at(w[:5], 1)[-1] == np.inf and _discrete._gumbel_at(w[:5], 0)[0] == -np.inf
+    import warnings
+    with warnings.catch_warnings():  # the infinite ends (U = 0, U = 1) raise no floating-point warning
+        warnings.simplefilter("error")
+        hi, lo = _discrete._gumbel_at(w, 1), _discrete._gumbel_at(w, 0)
+    assert np.isfinite(np.delete(hi, 4)).all() and np.isfinite(lo[1:]).all()  # w[4] = 2**62 - 1, w[0] = 0
+    assert hi[0] == lo[1] and hi[2] == lo[3]  # the same u: (w + 1) / 2**62 = w' / 2**62
 
 
 # ------------------------------------------------------------------------------------------

@@ -235,6 +235,47 @@ def test_em_stream_matches_the_exponential_mechanism(margin, monkeypatch):
     assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
 
 
+@pytest.mark.parametrize("bit_generator", [np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64, np.random.Philox,
+                                           np.random.MT19937])
+def test_em_words_are_the_integers_draw(bit_generator):
+    """The Gumbel-max words read from raw 64-bit words are ``integers(0, 2**62)``'s values, and leave the
+    generator in the same state (MT19937, 32-bit raw words, goes through ``integers``)."""
+    a, b = np.random.Generator(bit_generator(5)), np.random.Generator(bit_generator(5))
+    w = _noise._words(a, (30, 7))
+    assert w.dtype == np.int64 and w.shape == (30, 7)
+    assert np.array_equal(w, b.integers(0, 2**62, size=(30, 7), dtype=np.int64))
+    assert a.integers(0, 2**40) == b.integers(0, 2**40) and a.random() == b.random()
+    assert w.min() >= 0 and w.max() < 2**62 and len(np.unique(w)) == w.size
+
+
+@pytest.mark.parametrize("margin", [_discrete._KEY_MARGIN, 0.1])  # 0.1: most rows take the exact slow path
+def test_em_stream_settle_matches_the_exponential_mechanism(margin, monkeypatch):
+    """A block of selections chosen by a caller and certified by ``settle``: wrong choices (here
+    every row proposes candidate 0) are replaced by the exact winner, row by row, as a loop that
+    resumes after each correction would; the settled choices have the softmax law."""
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+    monkeypatch.setattr(_noise, "_STREAM_CHUNK", 600)  # blocks of 100 rows
+    logits = np.array([0.0, 1.0, -1.0, 2.0, 0.5, -0.5])
+    p = np.exp(logits) / np.exp(logits).sum()
+    n = 20_000 if margin < 0.01 else 1500
+    stream = _noise.em_stream(np.random.default_rng(22), logits.size, n)
+    chosen, done = [], 0
+    while done < n:
+        hi = stream.next_block()
+        L = np.broadcast_to(logits, hi.shape)
+        pick = np.where(np.arange(hi.shape[0]) % 2 == 0, (L + hi).argmax(axis=1), 0)  # half the rows: a guess
+        start = 0
+        while (res := stream.settle(L, pick, start)) is not None:
+            pick[res[0]] = res[1]
+            start = res[0] + 1
+        chosen.extend(pick.tolist())
+        done += hi.shape[0]
+    counts = np.bincount(chosen, minlength=logits.size)
+    ok, info = _chi2_ok(counts, p, n)
+    assert ok, info
+    assert not _chi2_ok(counts, np.exp(logits / 2) / np.exp(logits / 2).sum(), n)[0]  # negative control
+
+
 def _em(scale):
     def mechanism(X, y, rng):  # utilities (sum, 0): sensitivity 1 between D and D'
         return np.array([float(_noise.exponential_mechanism(rng, np.array([X.sum(), 0.0]), scale))])

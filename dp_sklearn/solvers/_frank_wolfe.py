@@ -19,9 +19,12 @@ it stays private when the per-step epsilon is not small
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.linalg.blas import daxpy as _blas_axpy
 from dp_accounting import dp_event
 
 from .._accounting import EpsilonDeltaDpEvent, zcdp_rho
@@ -147,6 +150,52 @@ class _VertexMargins:
         z += (mu * value) * self.X[:, j]
 
 
+class _CSRVertexMargins:
+    """:class:`_VertexMargins` for a CSR design, without a copy of X.
+
+    Column j of X is found by one scan of X's column indices (the rows whose entries hold
+    j, and their values): O(nnz) integer comparisons instead of a product with X. For the
+    squared loss (one output) the gradient is linear in theta, ``(X^T X theta - X^T y) / n``,
+    and ``X^T X theta`` moves with the step along ``X^T (X e_j)``, formed from the rows that
+    hold column j: no product with X at all after the first ``X^T y``. Other losses keep
+    their margins the same way and take one product ``X^T phi'(z)`` per step. The same
+    gradient as ``loss.gradient(X, y, theta)`` up to floating-point rounding.
+    """
+
+    def __init__(self, problem):
+        self.X, self.y, self.loss = problem.X, problem.y, problem.loss
+        self.K = self.loss.n_outputs
+        n, dim = self.X.shape
+        self.linear = bool(self.loss.gram_path) and self.K == 1
+        if self.linear:
+            self.xty = np.asarray(self.X.T @ self.y, dtype=np.float64).ravel()
+            self.xtx_theta = np.zeros(dim)
+        else:
+            self.z = np.zeros((n, self.K)) if self.K > 1 else np.zeros(n)
+
+    def gradient(self, theta):
+        n = self.X.shape[0]
+        if self.linear:
+            return (self.xtx_theta - self.xty) / n
+        d = self.loss.dphi(self.z, self.y)
+        return np.asarray(self.X.T @ d).ravel() / n
+
+    def step(self, mu, index, value):
+        """Margins (or ``X^T X theta``) of ``(1 - mu) theta + mu value e_index`` (flat, feature-major index)."""
+        j, c = divmod(index, self.K)
+        X = self.X
+        pos = np.flatnonzero(X.indices == j)
+        rows = np.searchsorted(X.indptr, pos, side="right") - 1
+        vals = X.data[pos]
+        if self.linear:
+            self.xtx_theta *= 1.0 - mu
+            self.xtx_theta += (mu * value) * np.asarray(X[rows].T @ vals).ravel()  # X^T (X e_j)
+            return
+        self.z *= 1.0 - mu
+        z = self.z[:, c] if self.K > 1 else self.z
+        np.add.at(z, rows, (mu * value) * vals)  # duplicate entries of a row add up, as in a product
+
+
 def gumbel_argmax(logits, rng):
     """Index k with probability exactly softmax(logits)_k (``dp_sklearn._noise.exponential_mechanism``).
 
@@ -162,8 +211,10 @@ def run_frank_wolfe(problem, plan, rng):
     The scores use the exact (unclipped) mean gradient, so for the squared loss it is
     computed from the Gram matrix (:class:`dp_sklearn._gram.GramGradient`, one pass over
     X, then O(dim^2) per step) whenever dim is small enough, otherwise, for dense X, with
-    margins updated one vertex at a time (one product with X per step instead of two;
-    sparse and dask designs take both products): the same scores.
+    margins updated one vertex at a time (one product with X per step instead of two), for
+    CSR X with margins (or, for the squared loss, ``X^T X theta``) updated from one column
+    found by a scan of the column indices (:class:`_CSRVertexMargins`); dask designs take
+    both products: the same scores.
     """
     R, eps0, sens, mode = plan.constraint.radius, plan.noise_scale, plan.info["score_sensitivity"], plan.info["mode"]
     dim = problem.dim
@@ -176,7 +227,10 @@ def run_frank_wolfe(problem, plan, rng):
     elif isinstance(X, np.ndarray):
         margins = _VertexMargins(problem)
         gradient = margins.gradient
-    else:  # sparse (a column costs a pass) or blockwise (dask): full products
+    elif sp.issparse(X) and X.format == "csr":
+        margins = _CSRVertexMargins(problem)
+        gradient = margins.gradient
+    else:  # other sparse formats or blockwise (dask): full products
         gradient = lambda th: loss.gradient(X, y, th)  # noqa: E731
     theta = np.zeros(dim)
     scores = np.empty(2 * dim)
@@ -200,35 +254,153 @@ def run_frank_wolfe(problem, plan, rng):
     return theta
 
 
-def _run_gram_exp(gram, dim, T, R, scale, rng):
-    """The Gram-path loop of :func:`run_frank_wolfe` with exponential-mechanism steps, O(dim) per step.
+#: Largest dim for which the Gram-path loop keeps the (2 dim x 2 dim) table of the score change
+#: toward each vertex (one BLAS call per step instead of three; 2 MiB at this dim).
+_TABLE_MAX_DIM = 256
 
-    Same mechanism and scores: ``G theta`` is updated with the step,
-    ``G theta_{t+1} = (1 - mu) G theta_t + mu (+-R) G e_k`` (one column of G instead of a
-    product), and each step's selection is exact (``dp_sklearn._noise.em_stream``: the
-    uniform integers behind the Gumbel noise of many steps drawn in one call, the same
-    distribution: each step still uses 2 dim fresh i.i.d. uniforms).
+
+def _run_gram_exp(gram, dim, T, R, scale, rng):
+    """The Gram-path loop of :func:`run_frank_wolfe` with exponential-mechanism steps.
+
+    The same mechanism and scores as the per-step loop (the logits of step t are
+    ``[l_t, -l_t]``, ``l_t = -c (G theta_t - b)``, ``c = R scale / n``, for the vertices
+    ``+R e_j`` then ``-R e_j``), each selection exact: see :func:`_gram_exp_selections`.
+    The iterate is a function of the selections only, ``T (T+1) theta_T = sum_t 2 (t+1) v_t``
+    (:func:`_iterate_of`).
     """
     if T <= 0:
         return np.zeros(dim)
+    return _iterate_of(_gram_exp_selections(gram, dim, T, R, scale, rng), dim, T, R)
+
+
+def _iterate_of(ks, dim, T, R):
+    """theta_T of Frank-Wolfe steps ``mu_t = 2 / (t + 2)`` toward the vertices ``k_t`` (``+R e_k``, or ``-R e_(k-dim)``).
+
+    ``(t+1)(t+2) theta_(t+1) = t (t+1) theta_t + 2 (t+1) v_t`` telescopes to
+    ``T (T+1) theta_T = sum_t 2 (t+1) v_t``: integer weights, summed exactly in float64
+    (below 2**53), then one rounding for ``R`` and one for the division.
+    """
+    weights = np.bincount(ks, weights=2.0 * np.arange(1, T + 1), minlength=2 * dim)
+    return (weights[:dim] - weights[dim:]) * R / (T * (T + 1.0))
+
+
+def _gram_exp_selections(gram, dim, T, R, scale, rng):
+    """The T vertex indices of the Gram-path Frank-Wolfe run, each drawn by the exact exponential mechanism.
+
+    Step t's logits are ``[l_t, -l_t]`` with ``l_0 = c b`` and, for t >= 1,
+    ``l_t = -(c R / (t (t+1))) P_t``, where ``P_t = sum_(s<t) 2 (s+1) E_(k_s)`` (summed in
+    order) and ``E_k = +-G e_j - b / R`` is the gradient sum at vertex k over R: in exact
+    arithmetic ``P_t = t (t+1) (G theta_t - b) / R``, so ``l_t = -c (G theta_t - b)``, the
+    scores of the per-step loop; in float64 they differ from its incremental ``G theta``
+    by rounding of the same order. The selections are exact for these float64 logits:
+
+    * the uniforms of a block of steps are drawn ahead and their Gumbel upper bounds ``hi``
+      computed in one call (:meth:`dp_sklearn._noise._EMStream.next_block`, the draws of
+      the per-step stream);
+    * a loop picks each step's winner from the keys scaled by ``t (t+1) / (c R) > 0``,
+      ``[-P_t, P_t] + t (t+1) hi_t / (c R)``, kept up to date with two BLAS ``axpy`` calls
+      per step (``P`` moves by one precomputed row per step; above ``_TABLE_MAX_DIM``, four
+      calls without the table);
+    * the block's logits are then formed from the selections in one pass and every choice
+      certified as the exact winner (the float enclosure of ``_EMStream.argmax``), and a step
+      the bounds do not decide is decided exactly (:meth:`~dp_sklearn._noise._EMStream.settle`).
+      If its exact winner is not the loop's, the block is resumed from the next step.
+
+    The float path does the same work for every dataset of a shape; the exact slow path
+    and a resumption happen with the probability of the enclosure failing (``docs/privacy.md``).
+    """
     G, b, n = gram.gram, gram.xty, gram.n
-    theta, g_theta = np.zeros(dim), np.zeros(dim)
-    logits = np.empty(2 * dim)
-    c = R * scale / n  # logits of +R e_j: -R g_j scale with g = (G theta - b) / n
-    stream = _noise.em_stream(rng, 2 * dim, T)
-    for t in steps(T):
-        np.subtract(g_theta, b, out=logits[:dim])
-        logits[:dim] *= -c
-        np.negative(logits[:dim], out=logits[dim:])
-        k = stream.argmax(logits)  # the float64 logits, read exactly
-        value = R if k < dim else -R
-        mu = 2.0 / (t + 2.0)
-        j = k % dim
-        theta *= 1.0 - mu
-        theta[j] += mu * value
-        g_theta *= 1.0 - mu
-        g_theta += (mu * value) * G[:, j]
-    return theta
+    d2 = 2 * dim
+    c = R * scale / n
+    cR = c * R
+    GT = np.ascontiguousarray(G.T)  # row j: column j of G
+    bR = b / R
+    L0 = np.concatenate([c * b, -(c * b)])  # theta_0 = 0: -c (0 - b)
+    table = dim <= _TABLE_MAX_DIM
+    if table:
+        E = np.concatenate([GT - bR, -GT - bR])  # E_k, k < dim: +R e_k; k >= dim: -R e_(k-dim)
+        E2f = np.concatenate([-E, E], axis=1).ravel()  # the change of [-P, P]
+    else:
+        GTf = GT.ravel()
+    axpy = _blas_axpy
+    ks = np.empty(T, dtype=np.intp)
+    stream = _noise.em_stream(rng, d2, T)
+    P = np.zeros(dim)  # P_t at the block's first step t0
+    ticks = iter(steps(T))
+    t0 = 0
+    while t0 < T:
+        hi = stream.next_block()
+        rows = hi.shape[0]
+        tt = np.arange(t0, t0 + rows, dtype=np.float64)
+        kappa = tt * (tt + 1.0) / cR
+        kb = ks[t0:t0 + rows]
+        coef = -cR / np.maximum(tt * (tt + 1.0), 1.0)  # t0 = 0: row 0 is set below
+        w_inc = 2.0 * (tt + 1.0)
+        Pc = np.empty((rows + 1, dim))  # P_t0 .. P_(t0 + rows)
+        L = np.empty((rows, d2))
+        start = 0
+        while True:
+            V = np.multiply(hi, kappa[:, None])  # rows < start: unused
+            Vf = V.ravel()
+            r = start
+            if t0 + r == 0:  # step 0: the logits at theta_0 = 0 (kappa_0 = 0)
+                kb[0] = int((L0 + hi[0]).argmax())
+                r = 1
+            sel = []
+            if table:
+                F = np.concatenate([-Pc[start], Pc[start]]) if start else np.concatenate([-P, P])
+                if r > start:
+                    F = axpy(E2f, F, d2, 2.0, int(kb[0]) * d2)
+                for r in range(r, rows):
+                    o = r * d2
+                    Vf = axpy(F, Vf, d2, 1.0, 0, 1, o)
+                    k = int(Vf[o:o + d2].argmax())
+                    sel.append(k)
+                    F = axpy(E2f, F, d2, 2.0 * (t0 + r + 1), k * d2)
+            else:
+                Q = Pc[start].copy() if start else P.copy()
+                if r > start:
+                    k = int(kb[0])
+                    Q = axpy(GTf, Q, dim, 2.0 if k < dim else -2.0, (k % dim) * dim)
+                    Q = axpy(bR, Q, dim, -2.0)
+                for r in range(r, rows):
+                    o = r * d2
+                    Vf = axpy(Q, Vf, dim, -1.0, 0, 1, o)
+                    Vf = axpy(Q, Vf, dim, 1.0, 0, 1, o + dim)
+                    k = int(Vf[o:o + d2].argmax())
+                    sel.append(k)
+                    w = 2.0 * (t0 + r + 1)
+                    Q = axpy(GTf, Q, dim, w if k < dim else -w, (k % dim) * dim)
+                    Q = axpy(bR, Q, dim, -w)
+            if sel:
+                kb[rows - len(sel):] = sel
+            _chain(Pc, P, GT, bR, kb, w_inc, dim)
+            np.multiply(Pc[:rows], coef[:, None], out=L[:, :dim])
+            if t0 == 0:
+                L[0, :dim] = L0[:dim]
+            np.negative(L[:, :dim], out=L[:, dim:])
+            res = stream.settle(L, kb, start)
+            if res is None:
+                break
+            r, kb[r] = res  # the exact winner; the steps after it are redone from P_(t0 + r + 1)
+            start = r + 1
+            _chain(Pc, P, GT, bR, kb, w_inc, dim)
+        P = Pc[rows].copy()
+        for _ in itertools.islice(ticks, rows):
+            pass
+        t0 += rows
+    return ks
+
+
+def _chain(Pc, P, GT, bR, kb, w_inc, dim):
+    """``Pc[0] = P``, ``Pc[i + 1] = Pc[i] + w_inc[i] (+-G e_j - b / R)`` for the block's selections ``kb`` (in order)."""
+    Pc[0] = P
+    inc = Pc[1:]
+    np.take(GT, kb % dim, axis=0, out=inc)
+    inc *= np.where(kb < dim, 1.0, -1.0)[:, None]
+    inc -= bR
+    inc *= w_inc[:, None]
+    np.cumsum(Pc, axis=0, out=Pc)  # sequential sums (add.accumulate)
 
 
 @register("frank_wolfe", plan=plan_frank_wolfe, pure_dp=True, constraints=("l1",), requires=("smooth",))

@@ -1,6 +1,7 @@
 """Private Frank-Wolfe over the l1 ball (TTZ 2015 Algorithm 2): exponential-mechanism calibration
 (zCDP and pure), paper accounting, audit with negative control, epsilon = inf."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 from dp_accounting import dp_event
 from scipy.special import logsumexp
 
-from dp_sklearn import DPLasso, _noise
+from dp_sklearn import DPLasso, _discrete, _noise
 from dp_sklearn._accounting import EpsilonDeltaDpEvent, zcdp_epsilon_upper_bound, zcdp_rho
 from dp_sklearn._losses import LogisticLoss, MultinomialLoss, SquaredLoss
 from dp_sklearn._gram import GramGradient
@@ -161,6 +162,116 @@ def test_gram_loop_matches_the_per_step_gram_loop(scale):
     assert np.abs(new).sum() <= 1.3 * (1 + 1e-12)  # a convex combination of vertices of the l1 ball
 
 
+def _stepwise_gram_exp(gram, dim, T, R, scale, rng):
+    """The Gram-path loop before the block loop (one ``em_stream.argmax`` per step, ``G theta``
+    updated from a column of G, the iterate by the recurrence): its selections and iterate."""
+    G, b, n = gram.gram, gram.xty, gram.n
+    theta, g_theta, logits, ks = np.zeros(dim), np.zeros(dim), np.empty(2 * dim), []
+    c = R * scale / n
+    stream = _noise.em_stream(rng, 2 * dim, T)
+    for t in range(T):
+        np.subtract(g_theta, b, out=logits[:dim])
+        logits[:dim] *= -c
+        np.negative(logits[:dim], out=logits[dim:])
+        k = stream.argmax(logits)
+        ks.append(k)
+        value, mu, j = (R if k < dim else -R), 2.0 / (t + 2.0), k % dim
+        theta *= 1.0 - mu
+        theta[j] += mu * value
+        g_theta *= 1.0 - mu
+        g_theta += (mu * value) * G[:, j]
+    return np.array(ks, dtype=np.intp), theta
+
+
+def _gram_case(dim, n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, dim)) / np.sqrt(dim)
+    return GramGradient(X, np.clip(X @ rng.standard_normal(dim) * 0.3 + 0.1 * rng.standard_normal(n), -1, 1))
+
+
+# dim, n, T, scale (scale 50, 200: large logits, the iterate moves to the boundary)
+GRAM_CASES = [(7, 500, 300, 0.5), (7, 500, 300, 50.0), (20, 2000, 2000, 5.0), (3, 100, 3000, 200.0)]
+
+
+@pytest.mark.parametrize("table", [True, False])  # the (2 dim x 2 dim) table, or the four-axpy loop
+@pytest.mark.parametrize("dim, n, T, scale", GRAM_CASES)
+def test_gram_block_loop_selects_as_the_stepwise_loop(dim, n, T, scale, table, monkeypatch):
+    """Same seed -> the same T vertices as the per-step exact mechanism (the same uniforms, the
+    same certified winners), and the iterate from the selections equals the recurrence's to rounding."""
+    monkeypatch.setattr(fw_mod, "_TABLE_MAX_DIM", 256 if table else 0)
+    gram = _gram_case(dim, n, dim)
+    for seed in range(3):
+        ks_old, theta_old = _stepwise_gram_exp(gram, dim, T, 1.3, scale, np.random.default_rng(seed))
+        ks = fw_mod._gram_exp_selections(gram, dim, T, 1.3, scale, np.random.default_rng(seed))
+        np.testing.assert_array_equal(ks, ks_old)
+        theta = fw_mod._run_gram_exp(gram, dim, T, 1.3, scale, np.random.default_rng(seed))
+        np.testing.assert_allclose(theta, theta_old, rtol=0, atol=1e-13)
+        assert np.abs(theta).sum() <= 1.3 * (1 + 1e-15)
+
+
+@pytest.mark.parametrize("table", [True, False])
+def test_gram_block_loop_corrects_wrong_picks_and_slow_paths(table, monkeypatch):
+    """The loop's picks are proposals: a loop misled into wrong picks (its keys perturbed), and
+    certificates that mostly fail (margin 0.1: most steps take the exact slow path), still give
+    the stepwise loop's exact selections."""
+    from scipy.linalg.blas import daxpy
+    monkeypatch.setattr(fw_mod, "_TABLE_MAX_DIM", 256 if table else 0)
+    noise, misled = np.random.default_rng(99), []
+
+    def misleading_axpy(x, y, *args):
+        out = daxpy(x, y, *args)
+        if len(args) == 5 and noise.random() < 0.05:  # an update of a step's keys (offset given)
+            out[args[4] + noise.integers(args[0])] += 1e6
+            misled.append(1)
+        return out
+
+    dim, n, T, scale = 7, 500, 400, 2.0
+    gram = _gram_case(dim, n, 1)
+    ks_old, _ = _stepwise_gram_exp(gram, dim, T, 1.3, scale, np.random.default_rng(3))
+    monkeypatch.setattr(fw_mod, "_blas_axpy", misleading_axpy)
+    np.testing.assert_array_equal(fw_mod._gram_exp_selections(gram, dim, T, 1.3, scale, np.random.default_rng(3)),
+                                  ks_old)
+    assert len(misled) > 20
+    monkeypatch.setattr(fw_mod, "_blas_axpy", daxpy)
+    monkeypatch.setattr(_discrete, "_KEY_MARGIN", 0.1)
+    ks_old, _ = _stepwise_gram_exp(gram, dim, 100, 1.3, scale, np.random.default_rng(4))
+    np.testing.assert_array_equal(fw_mod._gram_exp_selections(gram, dim, 100, 1.3, scale, np.random.default_rng(4)),
+                                  ks_old)
+
+
+@pytest.mark.parametrize("margin", [None, 0.005])  # 0.005: about half the steps take the exact slow path
+def test_gram_block_loop_has_the_exponential_mechanism_law(margin, monkeypatch):
+    """Two steps over the 4 vertices of a 2-d l1 ball: the pair (k_0, k_1) has the law
+    softmax(l_0)[k_0] softmax(l_1(k_0))[k_1], l_t the logits at theta_t (chi-square, 16 cells),
+    with a negative control (the logits halved)."""
+    if margin is not None:
+        monkeypatch.setattr(_discrete, "_KEY_MARGIN", margin)
+    gram = _gram_case(2, 50, 5)
+    R, scale, dim = 1.0, 3.0, 2
+    c = R * scale / gram.n
+
+    def logits(theta):
+        half = -c * (gram.gram @ theta - gram.xty)
+        return np.concatenate([half, -half])
+
+    vert = [np.array(v) for v in ([R, 0.0], [0.0, R], [-R, 0.0], [0.0, -R])]
+
+    def law(f):
+        p0 = np.exp(f * logits(np.zeros(dim)) - logsumexp(f * logits(np.zeros(dim))))
+        return np.concatenate([p0[a] * np.exp(f * logits(vert[a]) - logsumexp(f * logits(vert[a])))
+                               for a in range(4)])
+
+    m = 5000 if margin else 20_000
+    rng = np.random.default_rng(11)
+    pairs = [fw_mod._gram_exp_selections(gram, dim, 2, R, scale, rng) for _ in range(m)]
+    counts = np.bincount([4 * a + b for a, b in pairs], minlength=16)
+    for f, ok in ((1.0, True), (0.5, False)):
+        p = law(f)
+        assert min(p) * m > 20  # every cell is tested
+        chi2 = float(np.sum((counts - m * p) ** 2 / (m * p)))
+        assert (chi2 < 37.7) is ok, chi2  # chi-square, 15 degrees of freedom: P(> 37.7) < 1e-3
+
+
 @pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
 def test_new_loops_match_old_loops(loss):
     prob = _problem(loss)
@@ -173,10 +284,39 @@ def test_new_loops_match_old_loops(loss):
                                _old_frank_wolfe(prob, fw, np.random.default_rng(4)), rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("loss", [LogisticLoss(), MultinomialLoss(3)])
+@pytest.mark.parametrize("loss", [LogisticLoss(), MultinomialLoss(3), SquaredLoss()])
 @pytest.mark.parametrize("sparse", [False, True])
-def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse):
+def test_frank_wolfe_vertex_margins_match_full_products(loss, sparse, monkeypatch):
+    """Margins (CSR: X^T X theta for the squared loss) updated per vertex give the full products' selections."""
+    monkeypatch.setattr(fw_mod, "gram_worthwhile", lambda problem: False)  # the squared loss off the Gram path
     prob = _problem(loss, sparse=sparse)
+    fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
+    np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
+                               _old_frank_wolfe(prob, fw, np.random.default_rng(5)), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
+def test_frank_wolfe_csr_margins_with_duplicate_entries(loss, monkeypatch):
+    """A CSR design whose rows store duplicate column entries (not canonical): the column scan adds
+    them up as a product does, so the selections and the iterate equal the full products'."""
+    import scipy.sparse as sp
+    monkeypatch.setattr(fw_mod, "gram_worthwhile", lambda problem: False)
+    prob = _problem(loss, sparse=True)
+    X = prob.X.tocoo()
+    order = np.argsort(np.r_[X.row, X.row], kind="stable")
+    rows, cols = np.r_[X.row, X.row][order], np.r_[X.col, X.col][order]
+    data = np.r_[0.25 * X.data, 0.75 * X.data][order]
+    indptr = np.r_[0, np.cumsum(np.bincount(rows, minlength=X.shape[0]))]
+    Xd = sp.csr_matrix((data, cols, indptr), shape=X.shape)
+    assert not Xd.has_canonical_format and Xd.nnz == 2 * prob.X.nnz
+    prob = dataclasses.replace(prob, X=Xd)
+    margins, theta, rng = fw_mod._CSRVertexMargins(prob), np.zeros(prob.dim), np.random.default_rng(0)
+    for t in range(40):  # the gradient along vertex steps equals the full products'
+        np.testing.assert_allclose(margins.gradient(theta), loss.gradient(Xd, prob.y, theta), rtol=0, atol=1e-12)
+        k, value, mu = int(rng.integers(prob.dim)), float(rng.choice([-1.0, 1.0])), 2.0 / (t + 2.0)
+        margins.step(mu, k, value)
+        theta *= 1.0 - mu
+        theta[k] += mu * value
     fw = plan_frank_wolfe(_public(prob), L1Ball(1.0), epsilon=EPS, delta=DELTA, max_iter=60)
     np.testing.assert_allclose(run_frank_wolfe(prob, fw, np.random.default_rng(5)),
                                _old_frank_wolfe(prob, fw, np.random.default_rng(5)), rtol=0, atol=1e-10)
