@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["L0Set", "L1Ball", "L1Penalty", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "bounded_domain", "squared_ball_radius", "project_l1_ball",
+__all__ = ["L0Set", "L1Ball", "L1Penalty", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "MARGIN_BALL_SCALE", "bounded_domain", "squared_ball_radius", "project_l1_ball",
            "l1_threshold"]
 
 
@@ -240,6 +240,10 @@ SQUARED_BALL_SCALE = 1.0
 #: exponent of dim in that radius (benchmarks/tabular/ball_factories.py varies it)
 _BALL_DIM_POWER = 0.5
 
+#: radius of the l2 ball of the other losses with an unbounded derivative (the squared hinge of
+#: DPLinearSVC), in units of 1 / x_norm: margins at most this value at the row bound
+MARGIN_BALL_SCALE = 2.0
+
 
 def squared_ball_radius(x_norm, dim=None):
     """Radius of the squared loss's default l2 ball: ``SQUARED_BALL_SCALE sqrt(dim) / x_norm``.
@@ -287,7 +291,9 @@ def bounded_domain(constraint, loss, x_norm, radius=None, dim=None):
         direction is unrelated to the coefficients (``|<x, w>|`` about ``||x|| ||w|| / sqrt(dim)``,
         the typical row of a standardized design) then predicts inside the public target
         range (targets are mapped to [-1, 1]). The ball still stops noise-driven drift;
-        predictions are clipped to ``bounds_y`` afterwards (post-processing). Otherwise
+        predictions are clipped to ``bounds_y`` afterwards (post-processing). For another
+        loss with an unbounded derivative (the squared hinge), ``L2Ball(MARGIN_BALL_SCALE / x_norm)``:
+        margins of rows within the bound at most ``MARGIN_BALL_SCALE``. Otherwise
         ``constraint`` unchanged (the logistic losses have bounded gradients and need no
         ball). Data-independent.
     """
@@ -296,5 +302,7 @@ def bounded_domain(constraint, loss, x_norm, radius=None, dim=None):
     if radius is not None:
         return L2Ball(radius)
     if loss.needs_bounded_domain:
-        return L2Ball(squared_ball_radius(x_norm, dim))
+        if loss.name == "squared":
+            return L2Ball(squared_ball_radius(x_norm, dim))
+        return L2Ball(MARGIN_BALL_SCALE / x_norm)
     return constraint

@@ -60,3 +60,14 @@ def test_squared_ball_radius_is_sqrt_dim_over_x_norm(x_norm, dim):
     assert bounded_domain(kept, SquaredLoss(), x_norm, dim=dim) is kept
     assert isinstance(bounded_domain(Unconstrained(), LogisticLoss(), x_norm, dim=dim), Unconstrained)
 
+
+@pytest.mark.parametrize("dim", [1, 11, 101])
+def test_squared_hinge_ball_stays_margin_two(dim):
+    """DPLinearSVC's squared hinge keeps the ball of margins at most 2, whatever dim."""
+    from dp_sklearn._losses._squared_hinge import SquaredHingeLoss
+    from dp_sklearn._sets import MARGIN_BALL_SCALE, Unconstrained, bounded_domain
+
+    assert MARGIN_BALL_SCALE == 2.0
+    ball = bounded_domain(Unconstrained(), SquaredHingeLoss(), np.sqrt(2.0), dim=dim)
+    assert ball.l2_radius() == pytest.approx(2.0 / np.sqrt(2.0), rel=1e-12)
+
