@@ -448,7 +448,7 @@ class _DPLinearBase(BaseEstimator):
         res = spec.func(problem, constraint, epsilon=plan.epsilon, delta=plan.delta, rng=rng, plan=plan, **kwargs)
         theta = res.coef
         if problem.loss.needs_bounded_domain and isinstance(constraint, Unconstrained):
-            # Post-processing: predictions for in-bound x stay within bounds_y.
+            # Post-processing: the same ball as the plan's (typical in-bound rows predict within bounds_y).
             theta = bounded_domain(constraint, problem.loss, problem.x_norm, dim=np.size(theta)).project(theta)
         return theta, res.n_iter
 
