@@ -188,8 +188,12 @@ class _CSRVertexMargins:
         rows = np.searchsorted(X.indptr, pos, side="right") - 1
         vals = X.data[pos]
         if self.linear:
+            # X e_j has entry sum(vals of row i) at each row i holding j (duplicate entries of a row
+            # add up, as in a product); X^T (X e_j) from each such row once (rows is sorted)
+            first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if rows.size else rows
+            column = np.add.reduceat(vals, first) if rows.size else vals
             self.xtx_theta *= 1.0 - mu
-            self.xtx_theta += (mu * value) * np.asarray(X[rows].T @ vals).ravel()  # X^T (X e_j)
+            self.xtx_theta += (mu * value) * np.asarray(X[rows[first]].T @ column).ravel()  # X^T (X e_j)
             return
         self.z *= 1.0 - mu
         z = self.z[:, c] if self.K > 1 else self.z
