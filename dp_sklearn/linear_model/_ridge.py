@@ -72,7 +72,7 @@ class DPRidge(_DPRegressorBase):
         ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
         registered later; see the README's solver table). Solvers that
         need a bounded set work over the l2 ball of radius sqrt(n_coefficients) / ||x_t|| bound
-        (:func:`dp_sklearn._sets.bounded_domain`), on which a typical in-bound row predicts
+        (``dp_sklearn._sets.bounded_domain``), on which a typical in-bound row predicts
         within ``bounds_y``; predictions are clipped to ``bounds_y``. ``"exponential_sampling"``
         and ``"localization"`` (BST 2014, Algorithms 2 and 4: pure epsilon-DP with exact
         samplers) fit at most 2 coefficients (one feature with the intercept) and raise a
