@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["L0Set", "L1Ball", "L1Penalty", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "MARGIN_BALL_SCALE", "bounded_domain", "squared_ball_radius", "project_l1_ball",
+__all__ = ["L0Set", "L1Ball", "L1Penalty", "L2Ball", "Unconstrained", "SQUARED_BALL_SCALE", "bounded_domain", "project_l1_ball",
            "l1_threshold"]
 
 
@@ -231,40 +231,11 @@ class L1Penalty:
         return np.inf
 
 
-#: radius of the l2 ball of the squared loss, in units of sqrt(dim) / x_norm (see :func:`bounded_domain`);
-#: chosen on the tuning half and dense synthetic data among 2, 4, 8 (in units of 1 / x_norm),
-#: 1 and 2 (in units of sqrt(dim) / x_norm) and no ball: benchmarks/tabular/results/tuning_ball_*.md
-#: (benchmarks/tabular/README.md, "Evidence for defaults")
-SQUARED_BALL_SCALE = 1.0
-
-#: exponent of dim in that radius (benchmarks/tabular/ball_factories.py varies it)
-_BALL_DIM_POWER = 0.5
-
-#: radius of the l2 ball of the other losses with an unbounded derivative (the squared hinge of
-#: DPLinearSVC), in units of 1 / x_norm: margins at most this value at the row bound
-MARGIN_BALL_SCALE = 2.0
+#: radius of the l2 ball of the squared loss, in units of 1 / x_norm (see :func:`bounded_domain`)
+SQUARED_BALL_SCALE = 2.0
 
 
-def squared_ball_radius(x_norm, dim=None):
-    """Radius of the squared loss's default l2 ball: ``SQUARED_BALL_SCALE sqrt(dim) / x_norm``.
-
-    Parameters
-    ----------
-    x_norm : float
-        Public bound on the l2 norm of a normalized row.
-    dim : int or None, default=None
-        Number of coefficients (public); ``None`` counts as 1.
-
-    Returns
-    -------
-    radius : float
-        Data-independent (public values only).
-    """
-    d = 1 if dim is None else max(int(dim), 1)
-    return SQUARED_BALL_SCALE * d ** _BALL_DIM_POWER / x_norm
-
-
-def bounded_domain(constraint, loss, x_norm, radius=None, dim=None):
+def bounded_domain(constraint, loss, x_norm, radius=None):
     """The feasible set a mechanism uses when it needs a bounded one (the one place this is decided).
 
     Parameters
@@ -279,30 +250,23 @@ def bounded_domain(constraint, loss, x_norm, radius=None, dim=None):
     radius : float, default=None
         A public radius (a hyperparameter, e.g. ``DPLogisticRegression(radius=...)`` or
         objective perturbation's ``coef_radius``).
-    dim : int or None, default=None
-        Number of coefficients (public), for the squared loss's default radius.
 
     Returns
     -------
     constraint : feasible set
-        ``L2Ball(radius)`` when ``radius`` is given; for a loss with an unbounded derivative
-        (the squared loss) without a radius, ``L2Ball(squared_ball_radius(x_norm, dim))``,
-        radius ``SQUARED_BALL_SCALE sqrt(dim) / x_norm``: a row at the public bound whose
-        direction is unrelated to the coefficients (``|<x, w>|`` about ``||x|| ||w|| / sqrt(dim)``,
-        the typical row of a standardized design) then predicts inside the public target
-        range (targets are mapped to [-1, 1]). The ball still stops noise-driven drift;
-        predictions are clipped to ``bounds_y`` afterwards (post-processing). For another
-        loss with an unbounded derivative (the squared hinge), ``L2Ball(MARGIN_BALL_SCALE / x_norm)``:
-        margins of rows within the bound at most ``MARGIN_BALL_SCALE``. Otherwise
-        ``constraint`` unchanged (the logistic losses have bounded gradients and need no
-        ball). Data-independent.
+        ``L2Ball(radius)`` when ``radius`` is given; for a loss with an unbounded derivative (the squared loss) without a
+        radius, ``L2Ball(SQUARED_BALL_SCALE / x_norm)`` with ``SQUARED_BALL_SCALE = 2``:
+        every row of norm at most half the public bound then predicts inside the
+        public target range (targets are mapped to [-1, 1]), which leaves room for
+        rows well inside the bound (e.g. min-max scaled data) while stopping
+        noise-driven drift; predictions are clipped to ``bounds_y`` afterwards
+        (post-processing). Otherwise ``constraint`` unchanged (the logistic losses
+        have bounded gradients and need no ball). Data-independent.
     """
     if not isinstance(constraint, Unconstrained):
         return constraint
     if radius is not None:
         return L2Ball(radius)
     if loss.needs_bounded_domain:
-        if loss.name == "squared":
-            return L2Ball(squared_ball_radius(x_norm, dim))
-        return L2Ball(MARGIN_BALL_SCALE / x_norm)
+        return L2Ball(SQUARED_BALL_SCALE / x_norm)
     return constraint

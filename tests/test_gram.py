@@ -41,7 +41,7 @@ def _plans(prob):
     big = (l2.margin_bound(prob.x_norm, prob.x_inf) + 1.0) * prob.x_norm
     l1 = L1Ball(1.0)
     big1 = (l1.margin_bound(prob.x_norm, prob.x_inf) + 1.0) * prob.x_norm
-    gd_set = bounded_domain(Unconstrained(), SquaredLoss(), prob.x_norm, dim=pub.dim)  # noisy_gd's ball
+    gd_set = bounded_domain(Unconstrained(), SquaredLoss(), prob.x_norm)
     big_gd = (gd_set.margin_bound(prob.x_norm, prob.x_inf) + 1.0) * prob.x_norm
     kw = {"epsilon": EPS, "delta": DELTA, "max_iter": 25}
     return [

@@ -42,32 +42,3 @@ def test_l1_projection_matches_the_sort_based_one():
     # the sort-based finish after max_rounds gives the same threshold
     assert l1_threshold(a, 3.0, max_rounds=0) == pytest.approx(l1_threshold(a, 3.0), rel=1e-12)
     assert np.maximum(a - l1_threshold(a, 3.0), 0.0).sum() == pytest.approx(3.0, rel=1e-12)
-
-
-@pytest.mark.parametrize("x_norm, dim", [(np.sqrt(2.0), 1), (np.sqrt(2.0), 11), (np.sqrt(2.0), 101), (1.0, 4), (3.0, 400)])
-def test_squared_ball_radius_is_sqrt_dim_over_x_norm(x_norm, dim):
-    """The squared loss's default ball: radius SQUARED_BALL_SCALE sqrt(dim) / x_norm, public values only."""
-    from dp_sklearn._losses import LogisticLoss, SquaredLoss
-    from dp_sklearn._sets import SQUARED_BALL_SCALE, L2Ball, Unconstrained, bounded_domain
-
-    assert SQUARED_BALL_SCALE == 1.0
-    ball = bounded_domain(Unconstrained(), SquaredLoss(), x_norm, dim=dim)
-    assert isinstance(ball, L2Ball)
-    assert ball.l2_radius() == pytest.approx(np.sqrt(dim) / x_norm, rel=1e-12)
-    # an explicit radius wins; a given constraint is kept; the logistic loss needs no ball
-    assert bounded_domain(Unconstrained(), SquaredLoss(), x_norm, radius=0.3, dim=dim).l2_radius() == 0.3
-    kept = L2Ball(0.7)
-    assert bounded_domain(kept, SquaredLoss(), x_norm, dim=dim) is kept
-    assert isinstance(bounded_domain(Unconstrained(), LogisticLoss(), x_norm, dim=dim), Unconstrained)
-
-
-@pytest.mark.parametrize("dim", [1, 11, 101])
-def test_squared_hinge_ball_stays_margin_two(dim):
-    """DPLinearSVC's squared hinge keeps the ball of margins at most 2, whatever dim."""
-    from dp_sklearn._losses._squared_hinge import SquaredHingeLoss
-    from dp_sklearn._sets import MARGIN_BALL_SCALE, Unconstrained, bounded_domain
-
-    assert MARGIN_BALL_SCALE == 2.0
-    ball = bounded_domain(Unconstrained(), SquaredHingeLoss(), np.sqrt(2.0), dim=dim)
-    assert ball.l2_radius() == pytest.approx(2.0 / np.sqrt(2.0), rel=1e-12)
-

@@ -15,7 +15,7 @@ class SquaredHingeLoss(GLMLoss):
 
     Smooth (curvature 2) but not twice differentiable (phi'' jumps at y z = 1: objective
     perturbation does not apply); |phi'| <= 2 (1 + |z|) grows with the margin, so a
-    mechanism needs a bounded domain (``dp_sklearn._sets.bounded_domain``) or
+    mechanism needs a bounded domain (:func:`dp_sklearn._sets.bounded_domain`) or
     clipping, as for the squared loss. No target bound: labels are +-1.
     """
 

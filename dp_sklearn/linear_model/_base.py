@@ -372,8 +372,7 @@ class _DPLinearBase(BaseEstimator):
         x_norm = _public_x_norm(p, self.data_norm_ord, self.fit_intercept)
         constraint = self._feasible_set()
         if isinstance(constraint, Unconstrained) and "none" not in spec.constraints:
-            constraint = bounded_domain(constraint, loss, x_norm, radius=self._ball_radius(),
-                                        dim=(p + bool(self.fit_intercept)) * loss.n_outputs)
+            constraint = bounded_domain(constraint, loss, x_norm, radius=self._ball_radius())
         public = PublicProblem(n, (p + bool(self.fit_intercept)) * loss.n_outputs, x_norm, 1.0, loss, l2_reg)
         plan, kwargs, events = self._plan(spec, public, constraint)  # the same plan for dask input
         event = events[0] if len(events) == 1 else dp_event.ComposedDpEvent(events)
@@ -448,8 +447,8 @@ class _DPLinearBase(BaseEstimator):
         res = spec.func(problem, constraint, epsilon=plan.epsilon, delta=plan.delta, rng=rng, plan=plan, **kwargs)
         theta = res.coef
         if problem.loss.needs_bounded_domain and isinstance(constraint, Unconstrained):
-            # Post-processing: the same ball as the plan's (typical in-bound rows predict within bounds_y).
-            theta = bounded_domain(constraint, problem.loss, problem.x_norm, dim=np.size(theta)).project(theta)
+            # Post-processing: predictions for in-bound x stay within bounds_y.
+            theta = bounded_domain(constraint, problem.loss, problem.x_norm).project(theta)
         return theta, res.n_iter
 
     def _set_dp_attributes(self, spec, event, plan, n_iter):

@@ -71,9 +71,8 @@ class DPRidge(_DPRegressorBase):
         ``"objective_perturbation"``, ``"mirror_descent"``, ``"frank_wolfe_gaussian"``,
         ``"ssp"`` (sufficient-statistics perturbation, Wang 2018, AdaSSP) and any solver
         registered later; see the README's solver table). Solvers that
-        need a bounded set work over the l2 ball of radius sqrt(n_coefficients) / ||x_t|| bound
-        (``dp_sklearn._sets.bounded_domain``), on which a typical in-bound row predicts
-        within ``bounds_y``; predictions are clipped to ``bounds_y``. ``"exponential_sampling"``
+        need a bounded set work over the l2 ball of radius 1 / ||x_t|| bound, on which
+        every in-bound prediction stays within ``bounds_y``. ``"exponential_sampling"``
         and ``"localization"`` (BST 2014, Algorithms 2 and 4: pure epsilon-DP with exact
         samplers) fit at most 2 coefficients (one feature with the intercept) and raise a
         ``ValueError`` beyond.

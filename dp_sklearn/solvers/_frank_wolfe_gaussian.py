@@ -12,7 +12,7 @@ For the l2 ball of radius R the linear minimization oracle is s_t = -R v / ||v||
 mu = 1 / (T + 2); we use the standard open-loop schedule mu_t = 2 / (t + 2) of the
 Frank-Wolfe analysis that TTZ's Theorem B.2 invokes (Jaggi 2013). An estimator with
 an explicit l2 penalty is served on the ball chosen by
-``dp_sklearn._sets.bounded_domain``.
+:func:`dp_sklearn._sets.bounded_domain`.
 
 The gradient is the mean of per-example gradients clipped to a public l2 norm C, so
 each released gradient sum has replace-one sensitivity 2C.

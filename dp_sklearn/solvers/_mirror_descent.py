@@ -14,7 +14,7 @@ constraint set geometry" (full version), Algorithm 1 (A_Noise-MD)::
   started at the uniform w (theta_1 = 0).
 * l2 ball of radius R (:class:`~dp_sklearn._sets.L2Ball`): Psi = ||theta||^2 / 2, the
   step is projected gradient descent (TTZ eq. (13)). An estimator with an explicit
-  l2 penalty is served on the ball chosen by ``dp_sklearn._sets.bounded_domain``.
+  l2 penalty is served on the ball chosen by :func:`dp_sklearn._sets.bounded_domain`.
 
 The gradient is the mean of per-example gradients clipped to a public l2 norm C
 (Abadi et al. 2016), so the released sum has replace-one sensitivity 2C for any data.

@@ -113,9 +113,9 @@ def plan_noisy_gd(public, constraint, *, epsilon, delta, max_iter=None, l2_reg=0
                   accounting="tight", batch_size=None):
     """Calibration of :func:`noisy_gd` from public values only (see its Notes)."""
     n = public.n
-    # Squared loss: keep typical in-bound predictions near the target range (stops
-    # noise-driven drift). See dp_sklearn._sets.bounded_domain.
-    constraint = bounded_domain(constraint, public.loss, public.x_norm, dim=public.dim)
+    # Squared loss: keep in-bound predictions near the target range (inactive for sensible
+    # fits; stops noise-driven drift). See dp_sklearn._sets.bounded_domain.
+    constraint = bounded_domain(constraint, public.loss, public.x_norm)
     C = float(clip_norm) if clip_norm is not None else default_clip_norm(public, constraint)
     eta = 1.0 / (public.loss.step_curvature * public.x_norm**2 + l2_reg)  # utility only: clipping gives privacy
     T = int(max_iter) if max_iter is not None else default_n_iter(

@@ -271,17 +271,3 @@ def test_minibatch_noisy_gd_never_densifies(no_densify):
     res = noisy_gd(prob, Unconstrained(), epsilon=1.0, delta=1e-5, rng=np.random.default_rng(0), max_iter=5,
                    batch_size=40, l2_reg=1e-3)
     assert np.all(np.isfinite(res.coef))
-
-
-@pytest.mark.parametrize("dim", [2, 11, 101])
-def test_plan_serves_the_squared_loss_the_sqrt_dim_ball(dim):
-    """Without a constraint the plan's ball for the squared loss has radius sqrt(dim) / x_norm."""
-    from dp_sklearn._losses import SquaredLoss
-    from dp_sklearn._sets import Unconstrained
-    from dp_sklearn.solvers._base import PublicProblem
-    from dp_sklearn.solvers._noisy_gd import plan_noisy_gd
-
-    x_norm = math.sqrt(2.0)
-    plan = plan_noisy_gd(PublicProblem(1000, dim, x_norm, 1.0, SquaredLoss()), Unconstrained(),
-                         epsilon=1.0, delta=1e-6)
-    assert plan.constraint.l2_radius() == pytest.approx(math.sqrt(dim) / x_norm, rel=1e-12)
