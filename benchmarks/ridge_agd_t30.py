@@ -9,13 +9,7 @@ import numpy as np
 from dp_sklearn import DPRidge
 from dp_sklearn._accounting import gaussian_noise_multiplier
 
-
-def syn(n, p, seed=5, n_test=5000):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n + n_test, p))
-    w = rng.standard_normal(p) / np.sqrt(p)
-    y = X @ w + 0.5 * rng.standard_normal(n + n_test)
-    return X[:n], y[:n], X[n:], y[n:]
+from benchmarks.ridge_agd_cap import syn  # the same synthetic data
 
 
 S = 6
